@@ -1,0 +1,269 @@
+#include "commands.hpp"
+
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+
+#include "gpudiag/gpudiag.hpp"
+
+namespace po = boost::program_options;
+
+namespace gpudiag::cli {
+namespace {
+
+// "--exit-code -9" would read as an option; join such pairs before parsing.
+std::vector<std::string> join_negative_values(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--exit-code" && i + 1 < args.size()) {
+      out.push_back(args[i] + "=" + args[i + 1]);
+      ++i;
+    } else {
+      out.push_back(args[i]);
+    }
+  }
+  return out;
+}
+
+po::variables_map parse(const std::vector<std::string>& args, const po::options_description& opts,
+                        const po::positional_options_description& positional) {
+  po::variables_map vm;
+  po::store(po::command_line_parser(join_negative_values(args))
+                .options(opts)
+                .positional(positional)
+                .style(po::command_line_style::default_style &
+                       ~po::command_line_style::allow_guessing)
+                .run(),
+            vm);
+  po::notify(vm);
+  return vm;
+}
+
+std::shared_ptr<const RuleSet> load_rules(const po::variables_map& vm) {
+  CacheOptions cache;
+  cache.enabled = !vm.count("no-cache");
+  if (vm.count("rules")) return RuleSet::load_dir(vm["rules"].as<std::string>(), cache);
+  return RuleSet::builtin(cache);
+}
+
+bool want_color(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* term = std::getenv("TERM");
+  return ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR") &&
+         !(term && std::string(term) == "dumb");
+}
+
+std::string error_json(const std::string& path, const std::string& error, int indent) {
+  if (indent) return "{\n  \"path\": " + json_string(path) + ",\n  \"error\": " + json_string(error) + "\n}";
+  return "{\"path\":" + json_string(path) + ",\"error\":" + json_string(error) + "}";
+}
+
+void indent_block(std::string& s, int spaces) {
+  std::string pad(spaces, ' ');
+  std::string out = pad;
+  for (char c : s) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  s = out;
+}
+
+}  // namespace
+
+int run_diagnose(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: gpudiag diagnose [options] FILE...\n\n"
+      "Diagnoses each log and prints a verdict: the class, who owns the problem,\n"
+      "the lines that show it, what it implies and what the log cannot tell.\n"
+      "'-' reads standard input.\n\noptions");
+  opts.add_options()
+      ("help,h", "show this help")
+      ("exit-code", po::value<int>(),
+       "the job's exit status (e.g. -9, 137, 1); it counts as evidence and applies to every FILE")
+      ("format,f", po::value<std::string>()->default_value("text"),
+       "text (for a terminal), json (one array) or jsonl (one object per line)")
+      ("rules,r", po::value<std::string>(), "a directory of rule files to use instead of the shipped rules")
+      ("color", po::value<std::string>()->default_value("auto"), "auto, always or never")
+      ("no-cache", "compile the rules without reading or writing the on-disk cache")
+      ("file", po::value<std::vector<std::string>>(), "log file");
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  po::variables_map vm;
+  try {
+    vm = parse(args, opts, positional);
+  } catch (const po::error& e) {
+    std::cerr << "gpudiag diagnose: " << e.what() << "\n(see 'gpudiag diagnose --help')\n";
+    return kUsage;
+  }
+  if (vm.count("help")) {
+    std::cout << opts
+              << "\nJSON fields: path, class, g15, family, owner, confidence, verdict{shows,\n"
+                 "implies, cannot_decide}, evidence[{rule, class, line, offset, text, truncated,\n"
+                 "count, values}], findings[{kind, class, message, evidence}], exit_code, bytes,\n"
+                 "lines. An input that could not be read appears as {path, error}.\n"
+                 "\nexit status: 0 all diagnosed, 1 an input could not be read, 2 usage or rules error.\n";
+    return kOk;
+  }
+  const std::string format = vm["format"].as<std::string>();
+  if (format != "text" && format != "json" && format != "jsonl") {
+    std::cerr << "gpudiag diagnose: --format must be text, json or jsonl, not '" << format << "'\n";
+    return kUsage;
+  }
+  const std::string color = vm["color"].as<std::string>();
+  if (color != "auto" && color != "always" && color != "never") {
+    std::cerr << "gpudiag diagnose: --color must be auto, always or never, not '" << color << "'\n";
+    return kUsage;
+  }
+  if (!vm.count("file")) {
+    std::cerr << "gpudiag diagnose: no FILE given (use '-' to read standard input)\n";
+    return kUsage;
+  }
+  std::shared_ptr<const RuleSet> rules;
+  try {
+    rules = load_rules(vm);
+  } catch (const RuleError& e) {
+    std::cerr << "gpudiag: " << e.what() << "\n";
+    return kUsage;
+  }
+
+  DiagnoseOptions options;
+  if (vm.count("exit-code")) options.exit_code = vm["exit-code"].as<int>();
+  TextStyle style{want_color(color)};
+  const auto files = vm["file"].as<std::vector<std::string>>();
+  int status = kOk;
+  bool first = true;
+  if (format == "json") std::cout << "[\n";
+  for (const auto& file : files) {
+    std::string rendered;
+    try {
+      Diagnosis d = diagnose_file(rules, file, options);
+      if (format == "text") rendered = to_text(d, file == "-" ? "<stdin>" : file, style);
+      else rendered = to_json(d, file, format == "json" ? 2 : 0);
+    } catch (const std::exception& e) {
+      std::cerr << "gpudiag: " << e.what() << "\n";
+      status = kInputFailed;
+      if (format == "text") continue;
+      rendered = error_json(file, e.what(), format == "json" ? 2 : 0);
+    }
+    if (format == "json") {
+      indent_block(rendered, 2);
+      std::cout << (first ? "" : ",\n") << rendered;
+    } else if (format == "jsonl") {
+      std::cout << rendered << "\n";
+    } else {
+      std::cout << (first ? "" : "\n") << rendered;
+    }
+    std::cout.flush();
+    first = false;
+  }
+  if (format == "json") std::cout << (first ? "]\n" : "\n]\n");
+  return status;
+}
+
+int run_rules(const std::vector<std::string>& args) {
+  const char* usage =
+      "usage: gpudiag rules list [--rules DIR] [--format text|json]\n"
+      "       gpudiag rules check DIR\n\n"
+      "list   the rules in priority order (earlier rules win)\n"
+      "check  validate a rules directory and compile it, naming the file, the rule and\n"
+      "       the problem when something is wrong; exit status 1 when invalid\n";
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    (args.empty() ? std::cerr : std::cout) << usage;
+    return args.empty() ? kUsage : kOk;
+  }
+  const std::string sub = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  po::options_description opts("options");
+  opts.add_options()("help,h", "show this help")
+      ("rules,r", po::value<std::string>(), "rules directory (default: the shipped rules)")
+      ("format,f", po::value<std::string>()->default_value("text"), "text or json")
+      ("no-cache", "do not read or write the on-disk cache")
+      ("dir", po::value<std::string>(), "rules directory");
+  po::positional_options_description positional;
+  positional.add("dir", 1);
+  po::variables_map vm;
+  try {
+    vm = parse(rest, opts, positional);
+  } catch (const po::error& e) {
+    std::cerr << "gpudiag rules: " << e.what() << "\n\n" << usage;
+    return kUsage;
+  }
+  if (vm.count("help")) {
+    std::cout << usage << "\n" << opts;
+    return kOk;
+  }
+
+  if (sub == "check") {
+    if (!vm.count("dir")) {
+      std::cerr << "gpudiag rules check: which directory? " << "\n\n" << usage;
+      return kUsage;
+    }
+    const std::string dir = vm["dir"].as<std::string>();
+    try {
+      CacheOptions cache;
+      cache.enabled = !vm.count("no-cache");
+      auto rules = RuleSet::load_dir(dir, cache);
+      std::size_t patterns = 0;
+      for (const auto& r : rules->rules()) patterns += r.patterns.size();
+      std::cout << "ok: " << rules->rules().size() << " rules, " << patterns
+                << " patterns in " << dir << " (cache: " << to_string(rules->cache_outcome())
+                << ")\n";
+      return kOk;
+    } catch (const RuleError& e) {
+      std::cerr << "gpudiag: " << e.what() << "\n";
+      return kInputFailed;
+    }
+  }
+  if (sub == "list") {
+    if (vm.count("dir")) {
+      std::cerr << "gpudiag rules list: unexpected argument '" << vm["dir"].as<std::string>()
+                << "' (use --rules DIR)\n";
+      return kUsage;
+    }
+    std::shared_ptr<const RuleSet> rules;
+    try {
+      rules = load_rules(vm);
+    } catch (const RuleError& e) {
+      std::cerr << "gpudiag: " << e.what() << "\n";
+      return kUsage;
+    }
+    const std::string format = vm["format"].as<std::string>();
+    if (format == "json") {
+      std::cout << "[";
+      bool first = true;
+      for (const auto& r : rules->rules()) {
+        std::cout << (first ? "\n  " : ",\n  ") << "{\"id\": " << json_string(r.id)
+                  << ", \"class\": " << json_string(r.cls) << ", \"g15\": "
+                  << json_string(r.g15) << ", \"role\": "
+                  << json_string(std::string(to_string(r.role))) << ", \"patterns\": [";
+        for (std::size_t i = 0; i < r.patterns.size(); ++i)
+          std::cout << (i ? ", " : "") << json_string(r.patterns[i].regex);
+        std::cout << "], \"source\": " << json_string(r.source) << "}";
+        first = false;
+      }
+      std::cout << "\n]\n";
+      return kOk;
+    }
+    if (format != "text") {
+      std::cerr << "gpudiag rules list: --format must be text or json\n";
+      return kUsage;
+    }
+    std::cout << "rules from " << rules->origin() << " (" << rules->rules().size()
+              << ", earlier wins)\n";
+    int n = 0;
+    for (const auto& r : rules->rules()) {
+      std::printf("%4d  %-34s %-22s %-11s g15=%s\n", ++n, r.id.c_str(), r.cls.c_str(),
+                  std::string(to_string(r.role)).c_str(), r.g15.c_str());
+    }
+    return kOk;
+  }
+  std::cerr << "gpudiag rules: unknown subcommand '" << sub << "'\n\n" << usage;
+  return kUsage;
+}
+
+}  // namespace gpudiag::cli

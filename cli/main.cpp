@@ -1,0 +1,60 @@
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "gpudiag/version.hpp"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: gpudiag <command> [options]
+
+Says why a GPU training job ended, quoting the log lines that show it.
+
+commands:
+  diagnose FILE...     diagnose training logs ('-' reads standard input)
+  rules list           list the rules in priority order
+  rules check DIR      validate and compile a rules directory
+
+options:
+  -h, --help           show this help; 'gpudiag <command> --help' for a command
+  --version            print the versions of gpudiag and Hyperscan
+
+examples:
+  gpudiag diagnose train.log
+  gpudiag diagnose --exit-code -9 --format json rank*.log
+  kubectl logs job/train | gpudiag diagnose -
+
+exit status: 0 when every input was diagnosed, 1 when an input could not be
+read (the others are still diagnosed), 2 on a usage or rules error.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return gpudiag::cli::kUsage;
+  }
+  const std::string command = args.front();
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (command == "-h" || command == "--help" || command == "help") {
+    std::cout << kUsage;
+    return gpudiag::cli::kOk;
+  }
+  if (command == "--version") {
+    std::cout << "gpudiag " << gpudiag::version() << " (Hyperscan " << gpudiag::hyperscan_version()
+              << ")\n";
+    return gpudiag::cli::kOk;
+  }
+  try {
+    if (command == "diagnose") return gpudiag::cli::run_diagnose(rest);
+    if (command == "rules") return gpudiag::cli::run_rules(rest);
+  } catch (const std::exception& e) {
+    std::cerr << "gpudiag: " << e.what() << "\n";
+    return gpudiag::cli::kUsage;
+  }
+  std::cerr << "gpudiag: unknown command '" << command << "'\n\n" << kUsage;
+  return gpudiag::cli::kUsage;
+}

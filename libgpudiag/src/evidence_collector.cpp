@@ -1,0 +1,32 @@
+#include "evidence_collector.hpp"
+
+#include "extractor.hpp"
+#include "text_util.hpp"
+
+namespace gpudiag::detail {
+
+void EvidenceCollector::on_hit(const LineHit& hit) {
+  RuleEvidence& ev = per_rule_[hit.rule];
+  RecordedHit& slot = ev.count == 0 ? ev.first : ev.last;
+  slot.line = hit.line;
+  slot.offset = hit.offset;
+  slot.text = to_valid_utf8(hit.text);
+  slot.truncated = hit.truncated;
+  ++ev.count;
+}
+
+Evidence make_evidence(const RuleSet::Impl& rules, unsigned rule, const RuleEvidence& ev,
+                       const RecordedHit& hit) {
+  Evidence out;
+  out.rule = rules.rules[rule].id;
+  out.cls = rules.rules[rule].cls;
+  out.line = hit.line;
+  out.offset = hit.offset;
+  out.text = hit.text;
+  out.truncated = hit.truncated;
+  out.count = ev.count;
+  out.values = extract_values(rules.extractions[rule], hit.text);
+  return out;
+}
+
+}  // namespace gpudiag::detail

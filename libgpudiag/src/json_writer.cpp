@@ -1,0 +1,132 @@
+#include "json_writer.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace gpudiag::detail {
+
+void append_json_string(std::string& out, std::string_view s) {
+  static const char hex[] = "0123456789abcdef";
+  out += '"';
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += "\\u00";
+          out += hex[c >> 4];
+          out += hex[c & 0xf];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
+void JsonWriter::newline() {
+  if (indent_ <= 0) return;
+  out_ += '\n';
+  out_.append(static_cast<std::size_t>(depth_ * indent_), ' ');
+}
+
+void JsonWriter::before_value() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (depth_ > 0) {
+    if (!first_) out_ += ',';
+    newline();
+  }
+  first_ = false;
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  before_value();
+  out_ += '{';
+  ++depth_;
+  first_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  --depth_;
+  if (!first_) newline();
+  out_ += '}';
+  first_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array() {
+  before_value();
+  out_ += '[';
+  ++depth_;
+  first_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  --depth_;
+  if (!first_) newline();
+  out_ += ']';
+  first_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view k) {
+  before_value();
+  append_json_string(out_, k);
+  out_ += indent_ > 0 ? ": " : ":";
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view s) {
+  before_value();
+  append_json_string(out_, s);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(double d) {
+  before_value();
+  if (!std::isfinite(d)) {
+    out_ += "null";
+    return *this;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", d);
+  out_ += buf;
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(long long i) {
+  before_value();
+  out_ += std::to_string(i);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(unsigned long long i) {
+  before_value();
+  out_ += std::to_string(i);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(bool b) {
+  before_value();
+  out_ += b ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  before_value();
+  out_ += "null";
+  return *this;
+}
+
+}  // namespace gpudiag::detail

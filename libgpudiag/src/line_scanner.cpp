@@ -1,0 +1,144 @@
+#include "line_scanner.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+namespace gpudiag::detail {
+namespace {
+
+std::uint64_t count_newlines(const char* begin, const char* end) {
+  return static_cast<std::uint64_t>(std::count(begin, end, '\n'));
+}
+
+const char* find_last_newline(const char* begin, const char* end) {
+  const void* p = ::memrchr(begin, '\n', static_cast<std::size_t>(end - begin));
+  return static_cast<const char*>(p);
+}
+
+std::string_view strip_cr(std::string_view s) {
+  if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+LineScanner::LineScanner(const RuleSet::Impl& rules, MatchSink& sink, std::size_t text_cap)
+    : rules_(rules), sink_(sink), text_cap_(std::max<std::size_t>(text_cap, 16)),
+      last_line_(rules.rules.size(), 0) {
+  if (hs_alloc_scratch(rules_.db.get(), &scratch_) != HS_SUCCESS) throw std::bad_alloc();
+  if (hs_open_stream(rules_.db.get(), 0, &stream_) != HS_SUCCESS) {
+    hs_free_scratch(scratch_);
+    throw std::bad_alloc();
+  }
+}
+
+LineScanner::~LineScanner() {
+  if (stream_) hs_close_stream(stream_, scratch_, nullptr, nullptr);
+  hs_free_scratch(scratch_);
+}
+
+std::uint64_t LineScanner::lines() const {
+  if (piece_start_ == 0) return 0;
+  return piece_line_ - (last_byte_newline_ ? 1 : 0);
+}
+
+void LineScanner::scan(std::string_view piece) {
+  if (piece.empty()) return;
+  piece_ = piece;
+  cursor_pos_ = 0;
+  cursor_line_ = piece_line_;
+  if (hs_scan_stream(stream_, piece.data(), static_cast<unsigned>(piece.size()), 0, scratch_,
+                     &LineScanner::on_match, this) != HS_SUCCESS)
+    throw std::runtime_error("Hyperscan failed while scanning");
+  remember_tail();
+
+  const char* begin = piece.data();
+  const char* end = begin + piece.size();
+  piece_line_ += count_newlines(begin, end);
+  if (const char* nl = find_last_newline(begin, end))
+    open_line_start_ = piece_start_ + static_cast<std::uint64_t>(nl - begin) + 1;
+  last_byte_newline_ = piece.back() == '\n';
+  piece_start_ += piece.size();
+  piece_ = {};
+}
+
+void LineScanner::remember_tail() {
+  // The line holding the piece's last byte, cut to the text cap.
+  const char* begin = piece_.data();
+  const char* end = begin + piece_.size();
+  const char* line_end = end;
+  if (line_end > begin && line_end[-1] == '\n') --line_end;
+  const char* nl = find_last_newline(begin, line_end);
+  const char* line_begin = nl ? nl + 1 : begin;
+  tail_truncated_ = !nl && open_line_start_ < piece_start_;
+  tail_start_ = nl ? piece_start_ + static_cast<std::uint64_t>(line_begin - begin) : open_line_start_;
+  tail_line_ = piece_line_ + count_newlines(begin, line_begin);
+  if (static_cast<std::size_t>(line_end - line_begin) > text_cap_) {
+    line_begin = line_end - text_cap_;
+    tail_truncated_ = true;
+  }
+  tail_.assign(line_begin, line_end);
+}
+
+void LineScanner::finish() {
+  if (!stream_) return;
+  hs_close_stream(stream_, scratch_, &LineScanner::on_match, this);
+  stream_ = nullptr;
+}
+
+int LineScanner::on_match(unsigned id, unsigned long long, unsigned long long to, unsigned,
+                          void* context) {
+  auto* self = static_cast<LineScanner*>(context);
+  self->report(self->rules_.pattern_rule[id], to);
+  return 0;  // keep scanning
+}
+
+void LineScanner::report(unsigned rule, std::uint64_t end) {
+  // The last byte of the match decides which line it belongs to.
+  std::uint64_t pos = end > 0 ? end - 1 : 0;
+  LineHit hit{rule, 0, 0, {}, false};
+
+  if (!piece_.empty() && pos >= piece_start_) {
+    const char* begin = piece_.data();
+    std::size_t rel = std::min<std::size_t>(pos - piece_start_, piece_.size() - 1);
+    if (rel < cursor_pos_) {
+      cursor_pos_ = 0;
+      cursor_line_ = piece_line_;
+    }
+    cursor_line_ += count_newlines(begin + cursor_pos_, begin + rel);
+    cursor_pos_ = rel;
+    hit.line = cursor_line_;
+    if (last_line_[rule] == hit.line) return;
+
+    const char* at = begin + rel;
+    const char* nl = find_last_newline(begin, at);
+    const char* line_begin = nl ? nl + 1 : begin;
+    hit.offset = nl ? piece_start_ + static_cast<std::uint64_t>(line_begin - begin)
+                    : open_line_start_;
+    const void* next = std::memchr(at, '\n', piece_.size() - rel);
+    const char* line_end = next ? static_cast<const char*>(next) : begin + piece_.size();
+    hit.truncated = !nl && open_line_start_ < piece_start_;
+    std::string_view text(line_begin, static_cast<std::size_t>(line_end - line_begin));
+    text = strip_cr(text);
+    if (text.size() > text_cap_) {
+      // Keep the part of an over-long line that holds the match.
+      std::size_t match_end = static_cast<std::size_t>(at - line_begin) + 1;
+      std::size_t start = match_end > text_cap_ ? match_end - text_cap_ : 0;
+      text = text.substr(start, text_cap_);
+      hit.truncated = true;
+    }
+    hit.text = text;
+  } else {
+    hit.line = tail_line_;
+    if (last_line_[rule] == hit.line) return;
+    hit.offset = tail_start_;
+    hit.text = strip_cr(tail_);
+    hit.truncated = tail_truncated_;
+  }
+  last_line_[rule] = hit.line;
+  sink_.on_hit(hit);
+}
+
+}  // namespace gpudiag::detail

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <hs.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "match_sink.hpp"
+#include "rule_set_impl.hpp"
+
+namespace gpudiag::detail {
+
+// Runs one Hyperscan stream over the log, fed as consecutive pieces, and turns
+// match end offsets into (rule, line, offset, text) hits. Pieces normally end
+// at a newline so every matched line is whole in memory; a piece of an
+// over-long line is accepted too (its evidence text is then an excerpt).
+class LineScanner {
+ public:
+  LineScanner(const RuleSet::Impl& rules, MatchSink& sink, std::size_t text_cap);
+  ~LineScanner();
+  LineScanner(const LineScanner&) = delete;
+  LineScanner& operator=(const LineScanner&) = delete;
+
+  void scan(std::string_view piece);
+  void finish();  // reports end-of-data matches; call once
+
+  std::uint64_t bytes() const { return piece_start_; }
+  std::uint64_t lines() const;
+
+ private:
+  static int on_match(unsigned id, unsigned long long from, unsigned long long to,
+                      unsigned flags, void* context);
+  void report(unsigned rule, std::uint64_t end);
+  void remember_tail();
+
+  const RuleSet::Impl& rules_;
+  MatchSink& sink_;
+  std::size_t text_cap_;
+  hs_scratch_t* scratch_ = nullptr;
+  hs_stream_t* stream_ = nullptr;
+
+  std::string_view piece_;           // the piece being scanned
+  std::uint64_t piece_start_ = 0;    // its absolute offset (= bytes scanned before it)
+  std::uint64_t piece_line_ = 1;     // line number of its first byte
+  std::uint64_t open_line_start_ = 0;  // absolute start of the line its first byte is in
+  bool last_byte_newline_ = true;
+
+  // Line counting inside a piece resumes where the previous hit left off,
+  // because Hyperscan reports matches in end-offset order.
+  std::size_t cursor_pos_ = 0;
+  std::uint64_t cursor_line_ = 1;
+
+  // The last line of the previous piece, for matches reported after it is gone
+  // (end-of-data anchors reported when the stream closes).
+  std::string tail_;
+  std::uint64_t tail_start_ = 0, tail_line_ = 1;
+  bool tail_truncated_ = false;
+
+  std::vector<std::uint64_t> last_line_;  // per rule: line of the last hit
+};
+
+}  // namespace gpudiag::detail

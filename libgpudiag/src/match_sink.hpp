@@ -1,0 +1,26 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace gpudiag::detail {
+
+// A line that a rule matched, as the scanner sees it. `text` points into the
+// scanner's buffer and is valid only during the call.
+struct LineHit {
+  unsigned rule;
+  std::uint64_t line;    // 1-based
+  std::uint64_t offset;  // byte offset of the line's first byte
+  std::string_view text; // raw bytes, line ending removed, possibly an excerpt
+  bool truncated;        // text is an excerpt of a longer line
+};
+
+// Receives each (rule, line) pair once. The scanner knows nothing of what is
+// done with hits; the sink knows nothing of how they were found.
+class MatchSink {
+ public:
+  virtual ~MatchSink() = default;
+  virtual void on_hit(const LineHit& hit) = 0;
+};
+
+}  // namespace gpudiag::detail

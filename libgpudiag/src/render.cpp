@@ -1,0 +1,130 @@
+#include "gpudiag/render.hpp"
+
+#include <cstdio>
+
+#include "gpudiag/taxonomy.hpp"
+#include "json_writer.hpp"
+#include "text_util.hpp"
+
+namespace gpudiag {
+namespace {
+
+void write_evidence(detail::JsonWriter& w, const Evidence& ev) {
+  w.begin_object();
+  w.key("rule").value(ev.rule);
+  w.key("class").value(ev.cls);
+  w.key("line").value(static_cast<unsigned long long>(ev.line));
+  w.key("offset").value(static_cast<unsigned long long>(ev.offset));
+  w.key("text").value(ev.text);
+  w.key("truncated").value(ev.truncated);
+  w.key("count").value(static_cast<unsigned long long>(ev.count));
+  w.key("values").begin_object();
+  for (const auto& [k, v] : ev.values) w.key(k).value(v);
+  w.end_object();
+  w.end_object();
+}
+
+void write_strings(detail::JsonWriter& w, const std::vector<std::string>& items) {
+  w.begin_array();
+  for (const auto& s : items) w.value(s);
+  w.end_array();
+}
+
+struct Palette {
+  bool on;
+  std::string wrap(std::string_view code, std::string_view s) const {
+    if (!on) return std::string(s);
+    return "\x1b[" + std::string(code) + "m" + std::string(s) + "\x1b[0m";
+  }
+};
+
+std::string_view owner_color(std::string_view owner, std::string_view cls) {
+  if (cls == "healthy") return "1;32";
+  if (cls == "unknown") return "1;35";
+  if (owner == "infra") return "1;31";
+  if (owner == "scheduler") return "1;34";
+  return "1;33";
+}
+
+}  // namespace
+
+std::string json_string(std::string_view s) {
+  std::string out;
+  detail::append_json_string(out, s);
+  return out;
+}
+
+std::string to_json(const Diagnosis& d, const std::string& path, int indent) {
+  detail::JsonWriter w(indent);
+  w.begin_object();
+  if (!path.empty()) w.key("path").value(path);
+  w.key("class").value(d.cls);
+  w.key("g15").value(d.g15);
+  w.key("family").value(d.family);
+  w.key("owner").value(d.owner);
+  w.key("confidence").value(d.confidence);
+  w.key("verdict").begin_object();
+  w.key("shows");
+  write_strings(w, d.verdict.shows);
+  w.key("implies");
+  write_strings(w, d.verdict.implies);
+  w.key("cannot_decide");
+  write_strings(w, d.verdict.cannot_decide);
+  w.end_object();
+  w.key("evidence").begin_array();
+  for (const auto& ev : d.evidence) write_evidence(w, ev);
+  w.end_array();
+  w.key("findings").begin_array();
+  for (const auto& f : d.findings) {
+    w.begin_object();
+    w.key("kind").value(f.kind);
+    w.key("class").value(f.cls);
+    w.key("message").value(f.message);
+    w.key("evidence");
+    if (f.evidence) write_evidence(w, *f.evidence);
+    else w.null();
+    w.end_object();
+  }
+  w.end_array();
+  w.key("exit_code");
+  if (d.exit_code) w.value(*d.exit_code);
+  else w.null();
+  w.key("bytes").value(static_cast<unsigned long long>(d.bytes));
+  w.key("lines").value(static_cast<unsigned long long>(d.lines));
+  w.end_object();
+  return w.str();
+}
+
+std::string to_text(const Diagnosis& d, const std::string& path, const TextStyle& style) {
+  Palette p{style.color};
+  const ClassInfo* info = find_class(d.cls);
+  std::string out;
+  if (!path.empty()) out += p.wrap("1", detail::printable(path)) + "\n";
+  char conf[16];
+  std::snprintf(conf, sizeof conf, "%.2f", d.confidence);
+  out += "  " + p.wrap(owner_color(d.owner, d.cls), d.cls);
+  if (info) out += " · " + std::string(info->title);
+  out += "\n";
+  out += p.wrap("2", "  owner " + d.owner + " · family " + d.family + " · g15 " + d.g15 +
+                         " · confidence " + conf) +
+         "\n";
+  auto section = [&](std::string_view title, const std::vector<std::string>& items) {
+    if (items.empty()) return;
+    out += "  " + p.wrap("1", title) + "\n";
+    for (const auto& s : items) out += "    " + detail::printable(s) + "\n";
+  };
+  section("shows", d.verdict.shows);
+  section("implies", d.verdict.implies);
+  section("cannot decide", d.verdict.cannot_decide);
+  std::vector<std::string> also;
+  for (const auto& f : d.findings) {
+    std::string s = f.message;
+    if (f.evidence && f.kind != "also_matched")
+      s += ": line " + std::to_string(f.evidence->line) + ": " + f.evidence->text;
+    also.push_back(std::move(s));
+  }
+  section("findings", also);
+  return out;
+}
+
+}  // namespace gpudiag

@@ -1,0 +1,102 @@
+#include <cstring>
+
+#include "evidence_collector.hpp"
+#include "gpudiag/diagnose.hpp"
+#include "line_scanner.hpp"
+#include "resolver.hpp"
+
+namespace gpudiag {
+namespace {
+
+const char* last_newline(std::string_view s) {
+  return static_cast<const char*>(::memrchr(s.data(), '\n', s.size()));
+}
+
+}  // namespace
+
+// Cuts whatever it is given into line-aligned pieces of at most chunk_size
+// bytes. Whole lines are scanned where they lie (no copy); only the unfinished
+// last line of a write is carried over, and a line that outgrows a chunk is
+// scanned in chunk-sized pieces, so memory stays bounded.
+struct Stream::Impl {
+  std::shared_ptr<const RuleSet> rules;
+  DiagnoseOptions options;
+  detail::EvidenceCollector collector;
+  detail::LineScanner scanner;
+  std::string carry;
+  bool finished = false;
+
+  Impl(std::shared_ptr<const RuleSet> r, DiagnoseOptions o)
+      : rules(std::move(r)),
+        options(o),
+        collector(rules->rules().size()),
+        scanner(rules->impl(), collector, options.text_cap) {
+    if (options.chunk_size < 64) options.chunk_size = 64;
+    carry.reserve(options.chunk_size);
+  }
+
+  void flush_carry() {
+    scanner.scan(carry);
+    carry.clear();
+  }
+
+  void write(std::string_view data) {
+    const std::size_t chunk = options.chunk_size;
+    while (!data.empty()) {
+      if (!carry.empty()) {
+        const void* nl = std::memchr(data.data(), '\n', data.size());
+        std::size_t want = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - data.data()) + 1
+                              : data.size();
+        std::size_t take = std::min(want, chunk - carry.size());
+        carry.append(data.substr(0, take));
+        data.remove_prefix(take);
+        if ((nl && take == want) || carry.size() == chunk) flush_carry();
+        continue;
+      }
+      std::string_view window = data.substr(0, chunk);
+      const char* nl = last_newline(window);
+      if (nl) {
+        std::size_t n = static_cast<std::size_t>(nl - data.data()) + 1;
+        scanner.scan(data.substr(0, n));
+        data.remove_prefix(n);
+      } else if (window.size() == chunk) {
+        scanner.scan(window);  // a piece of a line longer than a chunk
+        data.remove_prefix(chunk);
+      } else {
+        carry.assign(data);
+        data = {};
+      }
+    }
+  }
+
+  Diagnosis finish() {
+    if (finished) throw std::logic_error("Stream::finish() called twice");
+    finished = true;
+    if (!carry.empty()) scanner.scan(carry);
+    scanner.finish();  // carry stays alive: end-of-data matches may point into it
+    carry.clear();
+    detail::ScanResult result{collector.per_rule(), options.exit_code, scanner.bytes(),
+                              scanner.lines()};
+    return detail::resolve(rules->impl(), result);
+  }
+};
+
+Stream::Stream(std::shared_ptr<const RuleSet> rules, DiagnoseOptions options)
+    : impl_(std::make_unique<Impl>(std::move(rules), options)) {}
+Stream::~Stream() = default;
+
+void Stream::write(std::string_view bytes) {
+  if (impl_->finished) throw std::logic_error("Stream::write() after finish()");
+  impl_->write(bytes);
+}
+
+Diagnosis Stream::finish() { return impl_->finish(); }
+
+Diagnosis diagnose_bytes(std::shared_ptr<const RuleSet> rules, std::string_view log,
+                         const DiagnoseOptions& options) {
+  Stream stream(std::move(rules), options);
+  stream.write(log);
+  return stream.finish();
+}
+
+}  // namespace gpudiag

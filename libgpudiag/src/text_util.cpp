@@ -1,0 +1,60 @@
+#include "text_util.hpp"
+
+namespace gpudiag::detail {
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid.
+std::size_t valid_sequence(std::string_view s, std::size_t i) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  std::size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c == 0xE0) { n = 3; lo = 0xA0; }
+  else if (c >= 0xE1 && c <= 0xEC) n = 3;
+  else if (c == 0xED) { n = 3; hi = 0x9F; }
+  else if (c >= 0xEE && c <= 0xEF) n = 3;
+  else if (c == 0xF0) { n = 4; lo = 0x90; }
+  else if (c >= 0xF1 && c <= 0xF3) n = 4;
+  else if (c == 0xF4) { n = 4; hi = 0x8F; }
+  else return 0;
+  if (i + n > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string to_valid_utf8(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (std::size_t i = 0; i < bytes.size();) {
+    std::size_t n = valid_sequence(bytes, i);
+    if (n == 0) {
+      out += kReplacement;
+      ++i;
+    } else {
+      out.append(bytes.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string printable(std::string_view utf8) {
+  std::string out;
+  out.reserve(utf8.size());
+  for (char ch : utf8) {
+    auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) out += kReplacement;
+    else out += ch;
+  }
+  return out;
+}
+
+}  // namespace gpudiag::detail

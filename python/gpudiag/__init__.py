@@ -1,0 +1,31 @@
+"""gpudiag: says why a GPU training job failed, quoting the log lines that show it.
+
+>>> import gpudiag
+>>> d = gpudiag.diagnose(b"RuntimeError: CUDA error: device-side assert triggered\\n")
+>>> d.class_, d.owner
+('cuda_runtime', 'job')
+"""
+
+from ._core import InputError, RuleError
+from ._diagnose import diagnose
+from ._rules import Rule, RuleSet
+from ._types import Diagnosis, Evidence, Finding, Verdict
+from ._taxonomy import ClassInfo, taxonomy
+from ._core import version as _native_version
+
+__version__: str = _native_version()
+
+__all__ = [
+    "ClassInfo",
+    "Diagnosis",
+    "Evidence",
+    "Finding",
+    "InputError",
+    "Rule",
+    "RuleError",
+    "RuleSet",
+    "Verdict",
+    "diagnose",
+    "taxonomy",
+    "__version__",
+]

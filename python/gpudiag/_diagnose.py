@@ -1,0 +1,44 @@
+"""gpudiag.diagnose: one entry point for paths, bytes and text."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Optional, Union
+
+from . import _core
+from ._rules import RuleSet, default_rules
+from ._types import Diagnosis
+
+Source = Union["os.PathLike[str]", bytes, bytearray, memoryview, str]
+
+
+def diagnose(source: Source, exit_code: Optional[int] = None,
+             rules: Optional[RuleSet] = None, *, text_cap: int = 1024) -> Diagnosis:
+    """Diagnose one training log.
+
+    ``source`` is a path (``pathlib.Path`` or any ``os.PathLike``), the log's
+    bytes (anything with a contiguous buffer: bytes, bytearray, memoryview,
+    mmap; read in place, not copied) or its text as ``str``. ``exit_code`` is
+    the job's exit status (negative for a signal, as subprocess reports it, or
+    128 + signal as a shell does) and counts as evidence. ``rules`` defaults to
+    the shipped rules. The GIL is released while the log is scanned.
+    """
+    ruleset = (rules or default_rules())._native
+    if isinstance(source, os.PathLike):
+        path = os.fspath(source)
+        result = _core.diagnose_path(ruleset, path, exit_code, text_cap=text_cap)
+        return Diagnosis._from_native(result, path)
+    if isinstance(source, str):
+        if "\n" not in source and len(source) < 4096 and os.path.isfile(source):
+            warnings.warn(
+                f"gpudiag.diagnose() read {source!r} as log text; pass pathlib.Path({source!r}) "
+                "to diagnose the file it names", stacklevel=2)
+        source = source.encode("utf-8", "surrogateescape")
+    try:
+        result = _core.diagnose_buffer(ruleset, source, exit_code, text_cap=text_cap)
+    except TypeError:
+        raise TypeError(
+            "gpudiag.diagnose() takes a path (os.PathLike), bytes-like object or str, "
+            f"not {type(source).__name__}") from None
+    return Diagnosis._from_native(result, None)

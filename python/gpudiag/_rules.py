@@ -1,0 +1,94 @@
+"""Loading and inspecting rule sets."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, Optional, Tuple, Union
+
+from . import _core
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    class_: str
+    g15: str
+    role: str  #: cause, context, progress, completion or resume
+    patterns: Tuple[str, ...]
+    flags: Tuple[Tuple[str, ...], ...]  #: per pattern
+    extract: Dict[str, str]
+    description: str
+    source: str  #: the file it came from
+
+
+class RuleSet:
+    """An ordered, compiled set of rules: earlier rules win.
+
+    ``RuleSet()`` is the shipped rules; ``RuleSet("my-rules/")`` loads every
+    ``*.json`` file of a directory in file-name order. Compiled databases are
+    cached on disk (``cache=False`` to skip, ``cache_dir`` to move it). Raises
+    :class:`gpudiag.RuleError` naming the file, rule and problem.
+    """
+
+    def __init__(self, path: Optional[PathLike] = None, *, cache: bool = True,
+                 cache_dir: Optional[PathLike] = None) -> None:
+        self._native = _core.load_rules(
+            os.fspath(path) if path is not None else None, cache,
+            os.fspath(cache_dir) if cache_dir is not None else None)
+        self._rules = tuple(_rule_from_dict(d) for d in self._native.rules())
+
+    @property
+    def origin(self) -> str:
+        """The directory the rules came from, or ``"builtin"``."""
+        return self._native.origin
+
+    @property
+    def digest(self) -> str:
+        """Key of the rules' content and the library version (names the cache file)."""
+        return self._native.digest
+
+    @property
+    def cache_outcome(self) -> str:
+        """``hit``, ``compiled and stored``, ``compiled, not stored`` or ``disabled``."""
+        return self._native.cache_outcome
+
+    @property
+    def rules(self) -> Tuple[Rule, ...]:
+        return self._rules
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self._rules)
+
+    def __getitem__(self, rule_id: str) -> Rule:
+        for r in self._rules:
+            if r.id == rule_id:
+                return r
+        raise KeyError(rule_id)
+
+    def __repr__(self) -> str:
+        return f"<RuleSet {len(self)} rules from {self.origin}>"
+
+
+def _rule_from_dict(d: Dict[str, Any]) -> Rule:
+    return Rule(
+        id=d["id"], class_=d["class"], g15=d["g15"], role=d["role"],
+        patterns=tuple(p["regex"] for p in d["patterns"]),
+        flags=tuple(tuple(p["flags"]) for p in d["patterns"]),
+        extract=dict(d["extract"]), description=d["description"], source=d["source"])
+
+
+_default: Optional[RuleSet] = None
+
+
+def default_rules() -> RuleSet:
+    """The shipped rules, loaded once per process."""
+    global _default
+    if _default is None:
+        _default = RuleSet()
+    return _default
