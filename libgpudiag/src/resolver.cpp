@@ -1,6 +1,7 @@
 #include "resolver.hpp"
 
 #include <cmath>
+#include <set>
 #include <string>
 
 #include "gpudiag/taxonomy.hpp"
@@ -82,6 +83,11 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
   const std::string_view exit_class = signo ? signal_class(*signo) : std::string_view{};
   int units = 0;
   ExitReading exit_reading = ExitReading::none;
+  // Two rules matching one line are one signal, not two.
+  std::set<std::uint64_t> counted_lines;
+  auto weigh = [&](const Evidence& ev, int weight) {
+    if (counted_lines.insert(ev.line).second) units += weight;
+  };
 
   if (primary >= 0) {
     d.cls = set[primary].cls;
@@ -90,7 +96,7 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
       if (set[i].role != Role::cause || !matched(i)) continue;
       if (set[i].cls == d.cls) {
         d.evidence.push_back(evidence_of(i));
-        units += 2;
+        weigh(d.evidence.back(), 2);
       } else if (!explained_by_any_cause(set[i].cls)) {
         Evidence ev = evidence_of(i);
         d.findings.push_back({"also_matched", set[i].cls,
@@ -120,22 +126,22 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
     exit_reading = ExitReading::alone;
   } else {
     bool completed = false;
-    int support = 0;
     for (unsigned i = 0; i < set.size(); ++i) {
       if (!matched(i)) continue;
       if (set[i].role == Role::completion) completed = true;
       if (set[i].role == Role::completion || set[i].role == Role::progress) {
         d.evidence.push_back(evidence_of(i));
-        support += set[i].role == Role::completion ? 2 : 1;
+        weigh(d.evidence.back(), set[i].role == Role::completion ? 2 : 1);
       }
     }
     bool clean_exit = !scan.exit_code || *scan.exit_code == 0;
     if (completed && clean_exit) {
       d.cls = "healthy";
-      units = support + (scan.exit_code ? 1 : 0);
+      if (scan.exit_code) units += 1;
       if (scan.exit_code) exit_reading = ExitReading::agrees;
     } else {
       d.evidence.clear();
+      units = 0;
       d.cls = "unknown";
       if (scan.exit_code) exit_reading = ExitReading::unexplained;
     }

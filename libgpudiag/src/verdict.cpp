@@ -1,6 +1,8 @@
 #include "verdict.hpp"
 
 #include <cctype>
+#include <cstdint>
+#include <set>
 #include <string>
 
 #include "resolver.hpp"
@@ -45,7 +47,9 @@ std::string quote(const Evidence& ev) {
 Verdict build_verdict(const Diagnosis& d, const ClassInfo& info, std::size_t rule_count,
                       ExitReading exit_reading) {
   Verdict v;
-  for (const auto& ev : d.evidence) v.shows.push_back(quote(ev));
+  std::set<std::uint64_t> quoted;
+  for (const auto& ev : d.evidence)
+    if (quoted.insert(ev.line).second) v.shows.push_back(quote(ev));
   if (d.exit_code) {
     std::string exit = describe_exit(*d.exit_code);
     switch (exit_reading) {
