@@ -97,6 +97,7 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
       if (set[i].cls == d.cls) {
         d.evidence.push_back(evidence_of(i));
         weigh(d.evidence.back(), 2);
+        if (d.evidence.back().count > 1) units += 1;  // more lines agree
       } else if (!explained_by_any_cause(set[i].cls)) {
         Evidence ev = evidence_of(i);
         d.findings.push_back({"also_matched", set[i].cls,

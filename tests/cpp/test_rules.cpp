@@ -1,0 +1,159 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "test_util.hpp"
+
+using namespace gpudiag;
+using namespace gpudiag::testing;
+
+namespace {
+
+const char* kGoodRule = R"({"id": "x.one", "class": "segfault", "patterns": ["boom"]})";
+
+std::string file_with(const std::string& rules) { return "{\"rules\": [" + rules + "]}"; }
+
+// Loads `json` as the only file of a fresh directory and returns the error.
+RuleError load_error(const std::string& json, const std::string& name = "10-test.json") {
+  TempDir dir;
+  write_file(dir.path() / name, json);
+  try {
+    RuleSet::load_dir(dir.path(), CacheOptions{false, {}});
+  } catch (const RuleError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a RuleError for " << json;
+  return RuleError("", "", "");
+}
+
+}  // namespace
+
+TEST(Rules, ShippedRulesLoadInFileOrderWithUniqueIds) {
+  auto rules = shipped_rules();
+  ASSERT_GT(rules->rules().size(), 15u);
+  std::set<std::string> ids;
+  for (const auto& r : rules->rules()) {
+    EXPECT_TRUE(ids.insert(r.id).second) << r.id;
+    EXPECT_NE(find_class(r.cls), nullptr) << r.id;
+    EXPECT_TRUE(r.g15 == "generic" || is_g15_class(r.g15)) << r.id;
+  }
+  // Priority across files follows file names: GPU rules before exceptions.
+  auto pos = [&](const std::string& id) {
+    for (std::size_t i = 0; i < rules->rules().size(); ++i)
+      if (rules->rules()[i].id == id) return i;
+    return std::size_t(-1);
+  };
+  EXPECT_LT(pos("cuda_oom.allocator"), pos("runtime_error.exception"));
+  EXPECT_LT(pos("runtime_error.exception"), pos("traceback.uncaught"));
+}
+
+TEST(Rules, EveryG15ClassHasACauseRule) {
+  std::set<std::string> projected;
+  for (const auto& r : shipped_rules()->rules())
+    if (r.role == Role::cause) projected.insert(r.g15);
+  for (auto c : g15_classes()) EXPECT_TRUE(projected.count(std::string(c))) << c;
+}
+
+TEST(Rules, BuiltinRulesAreTheSourceTreeRules) {
+  auto builtin = RuleSet::builtin(CacheOptions{false, {}});
+  ASSERT_EQ(builtin->origin(), "builtin");
+  ASSERT_EQ(builtin->rules().size(), shipped_rules()->rules().size());
+  for (std::size_t i = 0; i < builtin->rules().size(); ++i)
+    EXPECT_EQ(builtin->rules()[i].id, shipped_rules()->rules()[i].id);
+  EXPECT_EQ(builtin->digest(), shipped_rules()->digest());
+}
+
+TEST(Rules, DefaultsAndOverrides) {
+  TempDir dir;
+  write_file(dir.path() / "a.json",
+             file_with(R"({"id": "a", "class": "env_error", "g15": "runtime_error", "patterns": ["x"]},
+                          {"id": "b", "class": "env_error", "patterns": [{"regex": "y", "flags": ["caseless"]}], "role": "context"})"));
+  auto set = RuleSet::load_dir(dir.path(), CacheOptions{false, {}});
+  ASSERT_EQ(set->rules().size(), 2u);
+  EXPECT_EQ(set->rules()[0].g15, "runtime_error");
+  EXPECT_EQ(set->rules()[1].g15, "missing_module");  // the class default
+  EXPECT_EQ(set->rules()[1].role, Role::context);
+  EXPECT_EQ(set->rules()[1].patterns[0].flags, std::vector<std::string>{"caseless"});
+  EXPECT_EQ(set->origin(), dir.path().string());
+}
+
+TEST(RuleErrors, InvalidJsonNamesTheFile) {
+  auto e = load_error("{\"rules\": [", "20-broken.json");
+  EXPECT_NE(e.file().find("20-broken.json"), std::string::npos);
+  EXPECT_NE(e.problem().find("not valid JSON"), std::string::npos);
+}
+
+TEST(RuleErrors, MissingIdNamesThePosition) {
+  auto e = load_error(file_with(std::string(kGoodRule) + R"(, {"class": "segfault", "patterns": ["x"]})"));
+  EXPECT_EQ(e.rule_id(), "#2");
+  EXPECT_NE(e.problem().find("missing \"id\""), std::string::npos);
+}
+
+TEST(RuleErrors, EachProblemIsNamed) {
+  struct Case {
+    const char* rule;
+    const char* problem;
+  } cases[] = {
+      {R"({"id": "r", "class": "no_such_class", "patterns": ["x"]})", "unknown class"},
+      {R"({"id": "r", "patterns": ["x"]})", "missing \"class\""},
+      {R"({"id": "r", "class": "segfault"})", "missing \"patterns\""},
+      {R"({"id": "r", "class": "segfault", "patterns": []})", "is empty"},
+      {R"({"id": "r", "class": "segfault", "patterns": [""]})", "empty"},
+      {R"({"id": "r", "class": "segfault", "patterns": [3]})", "string or an object"},
+      {R"({"id": "r", "class": "segfault", "role": "maybe", "patterns": ["x"]})", "unknown role"},
+      {R"({"id": "r", "class": "segfault", "g15": "bogus", "patterns": ["x"]})", "unknown g15 class"},
+      {R"({"id": "r", "class": "segfault", "patterns": [{"regex": "x", "flags": ["loud"]}]})", "unknown flag"},
+      {R"({"id": "r", "class": "segfault", "patterns": ["x"], "extract": {"v": "("}})", "not a valid ECMAScript regex"},
+      {R"({"id": "r", "class": "segfault", "patterns": ["x"], "extract": {"v": "abc"}})", "capture group"},
+      {R"({"id": "r", "class": "segfault", "patterns": ["x"], "colour": "red"})", "unknown field \"colour\""},
+      {R"({"id": "r", "class": "segfault", "role": "completion", "patterns": ["x"]})", "must have class \"healthy\""},
+      {R"({"id": "r", "class": "healthy", "patterns": ["x"]})", "cannot have class \"healthy\""},
+      {R"({"id": "r", "class": "unknown", "patterns": ["x"]})", "no rule can conclude"},
+  };
+  for (const auto& c : cases) {
+    auto e = load_error(file_with(c.rule));
+    EXPECT_EQ(e.rule_id(), "r") << c.rule;
+    EXPECT_NE(e.problem().find(c.problem), std::string::npos)
+        << c.rule << " gave: " << e.what();
+  }
+}
+
+TEST(RuleErrors, BadPatternCarriesHyperscansMessage) {
+  auto e = load_error(file_with(std::string(kGoodRule) +
+                                R"(, {"id": "bad.pattern", "class": "nccl", "patterns": ["ok", "(unclosed"]})"));
+  EXPECT_EQ(e.rule_id(), "bad.pattern");
+  EXPECT_NE(e.file().find("10-test.json"), std::string::npos);
+  EXPECT_NE(e.problem().find("pattern 2 /(unclosed/"), std::string::npos) << e.what();
+  EXPECT_NE(e.problem().find("Missing close parenthesis"), std::string::npos) << e.what();
+}
+
+TEST(RuleErrors, DuplicateIdAcrossFilesNamesTheSecondFile) {
+  TempDir dir;
+  write_file(dir.path() / "10-a.json", file_with(kGoodRule));
+  write_file(dir.path() / "20-b.json", file_with(kGoodRule));
+  try {
+    RuleSet::load_dir(dir.path(), CacheOptions{false, {}});
+    FAIL() << "duplicate id accepted";
+  } catch (const RuleError& e) {
+    EXPECT_NE(e.file().find("20-b.json"), std::string::npos);
+    EXPECT_EQ(e.rule_id(), "x.one");
+    EXPECT_NE(e.problem().find("duplicate"), std::string::npos);
+  }
+}
+
+TEST(RuleErrors, MissingOrEmptyDirectory) {
+  TempDir dir;
+  EXPECT_THROW(RuleSet::load_dir(dir.path() / "nope", CacheOptions{false, {}}), RuleError);
+  try {
+    RuleSet::load_dir(dir.path(), CacheOptions{false, {}});
+    FAIL();
+  } catch (const RuleError& e) {
+    EXPECT_NE(std::string(e.what()).find("no rule files"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RuleErrors, TopLevelShape) {
+  EXPECT_NE(load_error("[1, 2]").problem().find("top level must be an object"), std::string::npos);
+  EXPECT_NE(load_error("{\"ruels\": []}").problem().find("unknown top-level field"), std::string::npos);
+  EXPECT_NE(load_error("{\"rules\": {}}").problem().find("must be an array"), std::string::npos);
+}

@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "test_util.hpp"
+
+using namespace gpudiag;
+using namespace gpudiag::testing;
+
+namespace {
+
+const char* kRules = R"({"rules": [{"id": "a", "class": "segfault", "patterns": ["boom"]}]})";
+
+std::shared_ptr<const RuleSet> load(const TempDir& rules, const std::filesystem::path& cache) {
+  return RuleSet::load_dir(rules.path(), CacheOptions{true, cache});
+}
+
+bool still_works(const std::shared_ptr<const RuleSet>& set) {
+  return diagnose_bytes(set, "x\nboom\n").cls == "segfault";
+}
+
+}  // namespace
+
+TEST(Cache, StoredThenReused) {
+  TempDir rules, cache;
+  write_file(rules.path() / "r.json", kRules);
+  auto first = load(rules, cache.path());
+  EXPECT_EQ(first->cache_outcome(), CacheOutcome::compiled_and_stored);
+  ASSERT_TRUE(std::filesystem::exists(first->cache_file()));
+  EXPECT_EQ(first->cache_file().parent_path(), cache.path());
+  auto second = load(rules, cache.path());
+  EXPECT_EQ(second->cache_outcome(), CacheOutcome::hit);
+  EXPECT_TRUE(still_works(second));
+}
+
+TEST(Cache, CorruptFileIsRebuiltNotTrusted) {
+  TempDir rules, cache;
+  write_file(rules.path() / "r.json", kRules);
+  auto first = load(rules, cache.path());
+  const auto file = first->cache_file();
+  std::string bytes = read_file(file);
+  ASSERT_GT(bytes.size(), 100u);
+
+  std::string flipped = bytes;
+  flipped[bytes.size() - 20] ^= 0x5a;  // inside the serialized database
+  write_file(file, flipped);
+  auto rebuilt = load(rules, cache.path());
+  EXPECT_EQ(rebuilt->cache_outcome(), CacheOutcome::compiled_and_stored);
+  EXPECT_TRUE(still_works(rebuilt));
+  EXPECT_EQ(read_file(file), bytes);  // rewritten whole
+
+  write_file(file, bytes.substr(0, bytes.size() / 2));  // truncated
+  EXPECT_EQ(load(rules, cache.path())->cache_outcome(), CacheOutcome::compiled_and_stored);
+  write_file(file, "");
+  EXPECT_EQ(load(rules, cache.path())->cache_outcome(), CacheOutcome::compiled_and_stored);
+  write_file(file, bytes + "trailing");
+  EXPECT_EQ(load(rules, cache.path())->cache_outcome(), CacheOutcome::compiled_and_stored);
+  EXPECT_EQ(load(rules, cache.path())->cache_outcome(), CacheOutcome::hit);
+}
+
+TEST(Cache, ChangedRulesGetANewKey) {
+  TempDir rules, cache;
+  write_file(rules.path() / "r.json", kRules);
+  auto before = load(rules, cache.path());
+  write_file(rules.path() / "r.json",
+             R"({"rules": [{"id": "a", "class": "segfault", "patterns": ["bang"]}]})");
+  auto after = load(rules, cache.path());
+  EXPECT_NE(before->digest(), after->digest());
+  EXPECT_EQ(after->cache_outcome(), CacheOutcome::compiled_and_stored);
+  EXPECT_EQ(diagnose_bytes(after, "bang\n").cls, "segfault");
+  EXPECT_EQ(diagnose_bytes(after, "boom\n").cls, "unknown");
+}
+
+TEST(Cache, StaleFileUnderTheRightNameIsRejected) {
+  // A database stored for other rules, renamed to this rule set's file name.
+  TempDir rules_a, rules_b, cache;
+  write_file(rules_a.path() / "r.json", kRules);
+  write_file(rules_b.path() / "r.json",
+             R"({"rules": [{"id": "a", "class": "segfault", "patterns": ["other"]}]})");
+  auto a = load(rules_a, cache.path());
+  auto b = load(rules_b, cache.path());
+  std::filesystem::copy_file(b->cache_file(), a->cache_file(),
+                             std::filesystem::copy_options::overwrite_existing);
+  auto again = load(rules_a, cache.path());
+  EXPECT_EQ(again->cache_outcome(), CacheOutcome::compiled_and_stored);
+  EXPECT_TRUE(still_works(again));
+}
+
+TEST(Cache, UnwritableDirectoryIsHarmless) {
+  TempDir rules, scratch;
+  write_file(rules.path() / "r.json", kRules);
+  write_file(scratch.path() / "a-file", "x");
+  // A directory cannot be created under a regular file, even by root.
+  auto set = load(rules, scratch.path() / "a-file" / "cache");
+  EXPECT_EQ(set->cache_outcome(), CacheOutcome::compiled_not_stored);
+  EXPECT_TRUE(set->cache_file().empty());
+  EXPECT_TRUE(still_works(set));
+}
+
+TEST(Cache, DisabledAndEnvironmentOverride) {
+  TempDir rules, cache;
+  write_file(rules.path() / "r.json", kRules);
+  EXPECT_EQ(RuleSet::load_dir(rules.path(), CacheOptions{false, {}})->cache_outcome(), CacheOutcome::disabled);
+  ::setenv("GPUDIAG_CACHE_DIR", cache.path().c_str(), 1);
+  auto set = RuleSet::load_dir(rules.path());
+  ::unsetenv("GPUDIAG_CACHE_DIR");
+  EXPECT_EQ(set->cache_file().parent_path(), cache.path());
+}

@@ -1,0 +1,231 @@
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "test_util.hpp"
+
+using namespace gpudiag;
+using namespace gpudiag::testing;
+
+namespace {
+
+// A rule set whose rules are easy to reason about in scanner tests.
+std::shared_ptr<const RuleSet> scanner_rules() {
+  static std::shared_ptr<const RuleSet> rules = [] {
+    TempDir dir;
+    write_file(dir.path() / "r.json", R"({"rules": [
+      {"id": "needle", "class": "segfault", "patterns": ["NEEDLE"]},
+      {"id": "killed_line", "class": "oom_killer", "patterns": ["^Killed\\s*$"]},
+      {"id": "straddle", "class": "bus_error", "patterns": ["abcdefghij0123456789"]},
+      {"id": "marker", "class": "healthy", "role": "completion", "patterns": ["all done"]}
+    ]})");
+    return RuleSet::load_dir(dir.path(), CacheOptions{false, {}});
+  }();
+  return rules;
+}
+
+Diagnosis scan(const std::string& log, std::size_t chunk = 1 << 20, std::size_t write_size = 0) {
+  DiagnoseOptions o;
+  o.chunk_size = chunk;
+  Stream s(scanner_rules(), o);
+  if (write_size == 0) write_size = log.size() + 1;
+  for (std::size_t i = 0; i < log.size(); i += write_size) s.write(std::string_view(log).substr(i, write_size));
+  return s.finish();
+}
+
+const Evidence* find(const Diagnosis& d, const std::string& rule) {
+  for (const auto& e : d.evidence)
+    if (e.rule == rule) return &e;
+  for (const auto& f : d.findings)
+    if (f.evidence && f.evidence->rule == rule) return &*f.evidence;
+  return nullptr;
+}
+
+std::string numbered_log(int lines, int needle_at) {
+  std::string log;
+  for (int i = 1; i <= lines; ++i)
+    log += i == needle_at ? "x NEEDLE y\n" : "line " + std::to_string(i) + " of filler text\n";
+  return log;
+}
+
+}  // namespace
+
+TEST(Scanner, LineNumberOffsetAndText) {
+  std::string log = "first\nsecond line\nthe NEEDLE here\nlast\n";
+  Diagnosis d = scan(log);
+  const Evidence* e = find(d, "needle");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->line, 3u);
+  EXPECT_EQ(e->offset, log.find("the NEEDLE"));
+  EXPECT_EQ(e->text, "the NEEDLE here");
+  EXPECT_FALSE(e->truncated);
+  EXPECT_EQ(d.lines, 4u);
+  EXPECT_EQ(d.bytes, log.size());
+}
+
+TEST(Scanner, CountsFirstAndMatchingLinesOnce) {
+  Diagnosis d = scan("NEEDLE NEEDLE\nno\nNEEDLE\n");
+  const Evidence* e = find(d, "needle");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->line, 1u);
+  EXPECT_EQ(e->count, 2u);  // lines, not matches
+}
+
+TEST(Scanner, SameEvidenceWhateverTheChunkAndWriteSizes) {
+  const std::string log = numbered_log(300, 257);
+  Diagnosis whole = scan(log);
+  const Evidence* ref = find(whole, "needle");
+  ASSERT_NE(ref, nullptr);
+  for (std::size_t chunk : {64u, 65u, 100u, 127u, 333u, 4096u}) {
+    for (std::size_t write : {1u, 7u, 64u, 1000u}) {
+      Diagnosis d = scan(log, chunk, write);
+      const Evidence* e = find(d, "needle");
+      ASSERT_NE(e, nullptr) << chunk << "/" << write;
+      EXPECT_EQ(e->line, ref->line) << chunk << "/" << write;
+      EXPECT_EQ(e->offset, ref->offset) << chunk << "/" << write;
+      EXPECT_EQ(e->text, ref->text) << chunk << "/" << write;
+      EXPECT_EQ(d.lines, 300u);
+    }
+  }
+}
+
+TEST(Scanner, MatchStraddlingAChunkBoundaryIsFound) {
+  // One long line forces pieces of exactly `chunk` bytes; put the pattern across a cut.
+  const std::size_t chunk = 64;
+  std::string line(chunk - 10, 'x');
+  line += "abcdefghij0123456789";
+  line += std::string(200, 'y');
+  std::string log = "head\n" + line + "\ntail\n";
+  for (std::size_t write : {1u, 13u, 10000u}) {
+    Diagnosis d = scan(log, chunk, write);
+    const Evidence* e = find(d, "straddle");
+    ASSERT_NE(e, nullptr) << write;
+    EXPECT_EQ(e->line, 2u);
+    EXPECT_EQ(e->offset, 5u);
+    EXPECT_EQ(d.lines, 3u);
+  }
+}
+
+TEST(Scanner, LineLongerThanAChunkKeepsItsNumberAndAnExcerpt) {
+  std::string log = "a\nb\n" + std::string(100000, 'z') + " NEEDLE at the end\nafter\n";
+  DiagnoseOptions o;
+  o.chunk_size = 4096;
+  o.text_cap = 256;
+  Diagnosis d = diagnose_bytes(scanner_rules(), log, o);
+  const Evidence* e = find(d, "needle");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->line, 3u);
+  EXPECT_EQ(e->offset, 4u);
+  EXPECT_TRUE(e->truncated);
+  EXPECT_LE(e->text.size(), 256u);
+  EXPECT_NE(e->text.find("NEEDLE"), std::string::npos);
+  EXPECT_EQ(d.lines, 4u);
+}
+
+TEST(Scanner, CrlfLineEndings) {
+  Diagnosis d = scan("one\r\ntwo NEEDLE\r\nKilled\r\n");
+  const Evidence* e = find(d, "needle");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->line, 2u);
+  EXPECT_EQ(e->text, "two NEEDLE");
+  const Evidence* k = find(d, "killed_line");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->line, 3u);
+  EXPECT_EQ(k->text, "Killed");
+}
+
+TEST(Scanner, NoFinalNewline) {
+  for (std::size_t write : {1u, 3u, 1000u}) {
+    Diagnosis d = scan("start\nKilled", 64, write);
+    const Evidence* k = find(d, "killed_line");
+    ASSERT_NE(k, nullptr) << write;
+    EXPECT_EQ(k->line, 2u);
+    EXPECT_EQ(k->text, "Killed");
+    EXPECT_EQ(d.lines, 2u);
+    EXPECT_EQ(d.cls, "oom_killer");
+  }
+}
+
+TEST(Scanner, EmptyInput) {
+  Diagnosis d = scan("");
+  EXPECT_EQ(d.cls, "unknown");
+  EXPECT_EQ(d.lines, 0u);
+  EXPECT_EQ(d.bytes, 0u);
+  EXPECT_TRUE(d.evidence.empty());
+}
+
+TEST(Scanner, NulBytesAndInvalidUtf8) {
+  std::string log("bin\0ary\n", 8);
+  log += "bad \xff\xfe bytes NEEDLE \xc3\n";
+  log += std::string("\0\0Killed\0", 9) + "\n";
+  Diagnosis d = scan(log);
+  const Evidence* e = find(d, "needle");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->line, 2u);
+  EXPECT_EQ(e->text, "bad \xEF\xBF\xBD\xEF\xBF\xBD bytes NEEDLE \xEF\xBF\xBD");
+  EXPECT_EQ(d.lines, 3u);
+  // The JSON of such evidence is valid UTF-8 with escaped control bytes.
+  std::string json = to_json(d);
+  EXPECT_EQ(json.find('\0'), std::string::npos);
+}
+
+TEST(Scanner, FileStdinAndMemoryAgree) {
+  const std::string log = numbered_log(5000, 4321);
+  TempDir dir;
+  write_file(dir.path() / "run.log", log);
+  DiagnoseOptions o;
+  o.chunk_size = 1000;
+  Diagnosis from_memory = diagnose_bytes(scanner_rules(), log, o);
+  Diagnosis from_file = diagnose_file(scanner_rules(), dir.path() / "run.log", o);
+
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::thread writer([&] {
+    std::size_t done = 0;
+    while (done < log.size()) {
+      ssize_t n = ::write(fds[1], log.data() + done, std::min<std::size_t>(777, log.size() - done));
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fds[1]);
+  });
+  Diagnosis from_pipe = diagnose_fd(scanner_rules(), fds[0], "<pipe>", o);
+  writer.join();
+  ::close(fds[0]);
+
+  for (const Diagnosis* d : {&from_file, &from_pipe}) {
+    const Evidence* e = find(*d, "needle");
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->line, 4321u);
+    EXPECT_EQ(e->offset, find(from_memory, "needle")->offset);
+    EXPECT_EQ(d->lines, 5000u);
+    EXPECT_EQ(d->bytes, log.size());
+  }
+}
+
+TEST(Scanner, UnreadableInputsNameThePath) {
+  TempDir dir;
+  try {
+    diagnose_file(scanner_rules(), dir.path() / "missing.log");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.log"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("No such file"), std::string::npos);
+  }
+  try {
+    diagnose_file(scanner_rules(), dir.path());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos);
+  }
+}
+
+TEST(Scanner, StreamRejectsUseAfterFinish) {
+  Stream s(scanner_rules());
+  s.write("x\n");
+  s.finish();
+  EXPECT_THROW(s.write("y\n"), std::logic_error);
+  EXPECT_THROW(s.finish(), std::logic_error);
+}

@@ -1,0 +1,56 @@
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "gpudiag/gpudiag.hpp"
+
+namespace gpudiag::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("gpudiag-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The rules of the source tree, compiled once, without touching any cache.
+inline std::shared_ptr<const RuleSet> shipped_rules() {
+  static auto rules = RuleSet::load_dir(GPUDIAG_RULES_DIR, CacheOptions{false, {}});
+  return rules;
+}
+
+inline Diagnosis diagnose_text(const std::string& log, std::optional<int> exit_code = {},
+                               std::size_t chunk_size = 1 << 20) {
+  DiagnoseOptions o;
+  o.exit_code = exit_code;
+  o.chunk_size = chunk_size;
+  return diagnose_bytes(shipped_rules(), log, o);
+}
+
+}  // namespace gpudiag::testing
