@@ -10,7 +10,7 @@ void EvidenceCollector::on_hit(const LineHit& hit) {
   RecordedHit& slot = ev.count == 0 ? ev.first : ev.last;
   slot.line = hit.line;
   slot.offset = hit.offset;
-  slot.text = to_valid_utf8(hit.text);
+  slot.text.assign(hit.text);  // validated once, when it becomes evidence
   slot.truncated = hit.truncated;
   ++ev.count;
 }
@@ -22,10 +22,10 @@ Evidence make_evidence(const RuleSet::Impl& rules, unsigned rule, const RuleEvid
   out.cls = rules.rules[rule].cls;
   out.line = hit.line;
   out.offset = hit.offset;
-  out.text = hit.text;
+  out.text = to_valid_utf8(hit.text);
   out.truncated = hit.truncated;
   out.count = ev.count;
-  out.values = extract_values(rules.extractions[rule], hit.text);
+  out.values = extract_values(rules.extractions[rule], out.text);
   return out;
 }
 

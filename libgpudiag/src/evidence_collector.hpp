@@ -12,7 +12,7 @@ namespace gpudiag::detail {
 
 struct RecordedHit {
   std::uint64_t line = 0, offset = 0;
-  std::string text;  // valid UTF-8
+  std::string text;  // raw bytes of the line (or its excerpt)
   bool truncated = false;
 };
 

@@ -1,0 +1,68 @@
+# gpudiag — the two commands of the README:
+#   make demo   diagnose the bundled example logs
+#   make test   build everything and run the C++ and Python test suites
+# Both install what they need (Debian packages, a local virtualenv) and are
+# safe to run again.
+
+SHELL := /bin/bash
+BUILD ?= build
+VENV ?= .venv
+PYTHON ?= python3
+JOBS ?= $(shell nproc)
+
+DEB_LIBS := libhyperscan-dev libsimdjson-dev libboost-program-options-dev \
+            libgtest-dev libbenchmark-dev pkg-config
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+
+.PHONY: demo test deps build python test-cpp test-python bench clean
+
+demo: build
+	@$(BUILD)/gpudiag diagnose corpus/examples/*.log
+
+test: build python
+	@status=0; \
+	echo "== C++ (GoogleTest) =="; $(BUILD)/tests/cpp/gpudiag_tests || status=1; \
+	echo; echo "== Python and CLI (pytest) =="; \
+	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(VENV)/bin/python -m pytest -q tests/python || status=1; \
+	exit $$status
+
+deps:
+	@missing=""; \
+	for p in $(DEB_LIBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	command -v cmake >/dev/null 2>&1 || missing="$$missing cmake"; \
+	command -v g++ >/dev/null 2>&1 || missing="$$missing g++"; \
+	$(PYTHON) -c "import venv, ensurepip" >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release \
+	  -DGPUDIAG_BUILD_TESTS=ON -DGPUDIAG_BUILD_BENCH=ON
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The Python package, built by scikit-build-core into a project-local venv.
+$(VENV)/bin/python: | deps
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q "scikit-build-core>=0.9" "pybind11>=2.11" "pytest>=7" ninja
+
+python: deps $(VENV)/bin/python
+	$(VENV)/bin/pip install -q --no-build-isolation .
+
+test-cpp: build
+	$(BUILD)/tests/cpp/gpudiag_tests
+
+test-python: build python
+	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(VENV)/bin/python -m pytest -q tests/python
+
+bench: build
+	cd $(BUILD) && ./gpudiag_bench
+
+clean:
+	rm -rf $(BUILD) $(VENV)

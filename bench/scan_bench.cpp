@@ -1,0 +1,69 @@
+// Scanner throughput over a generated training log (default 128 MiB; set
+// GPUDIAG_BENCH_MB to change it). Run: make bench
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include "gpudiag/gpudiag.hpp"
+#include "synthetic_log.hpp"
+
+namespace {
+
+std::size_t log_bytes() {
+  const char* mb = std::getenv("GPUDIAG_BENCH_MB");
+  return (mb ? std::strtoull(mb, nullptr, 10) : 128) << 20;
+}
+
+const std::string& the_log() {
+  static const std::string log = gpudiag::bench::synthetic_training_log(log_bytes());
+  return log;
+}
+
+std::shared_ptr<const gpudiag::RuleSet> rules() {
+  static auto set = gpudiag::RuleSet::builtin(gpudiag::CacheOptions{false, {}});
+  return set;
+}
+
+void BM_DiagnoseInMemory(benchmark::State& state) {
+  const std::string& log = the_log();
+  for (auto _ : state) {
+    gpudiag::Diagnosis d = gpudiag::diagnose_bytes(rules(), log);
+    if (d.cls != "cuda_oom") throw std::runtime_error("benchmark log misdiagnosed: " + d.cls);
+    benchmark::DoNotOptimize(d);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * log.size()));
+}
+BENCHMARK(BM_DiagnoseInMemory)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+void BM_DiagnoseFile(benchmark::State& state) {
+  const std::string path = "gpudiag_bench.log";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << the_log();
+  }
+  for (auto _ : state) {
+    gpudiag::Diagnosis d = gpudiag::diagnose_file(rules(), path);
+    benchmark::DoNotOptimize(d);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * the_log().size()));
+  std::remove(path.c_str());
+}
+BENCHMARK(BM_DiagnoseFile)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+void BM_LoadRulesFromCache(benchmark::State& state) {
+  gpudiag::RuleSet::builtin();  // make sure the cache holds them
+  for (auto _ : state) benchmark::DoNotOptimize(gpudiag::RuleSet::builtin());
+}
+BENCHMARK(BM_LoadRulesFromCache)->Unit(benchmark::kMicrosecond);
+
+void BM_CompileRules(benchmark::State& state) {
+  for (auto _ : state)
+    benchmark::DoNotOptimize(gpudiag::RuleSet::builtin(gpudiag::CacheOptions{false, {}}));
+}
+BENCHMARK(BM_CompileRules)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,13 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace gpudiag::bench {
+
+// A deterministic log in the shape of a long multi-rank training job:
+// rank-prefixed step lines, NCCL INFO chatter, warnings, tqdm bars, HF
+// Trainer records, ending in a CUDA OOM traceback. About `bytes` long.
+std::string synthetic_training_log(std::size_t bytes);
+
+}  // namespace gpudiag::bench

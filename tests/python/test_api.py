@@ -1,0 +1,156 @@
+import importlib.resources
+import pathlib
+import resource
+import threading
+import time
+
+import pytest
+
+import gpudiag
+
+OOM = (b"Traceback (most recent call last):\n"
+       b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB "
+       b"(GPU 0; 31.74 GiB total capacity; 30.9 GiB already allocated; 1.44 GiB free; "
+       b"30.9 GiB reserved in total by PyTorch)\n")
+
+
+def test_bytes_str_path_and_buffers_agree(tmp_path):
+    p = tmp_path / "run.log"
+    p.write_bytes(OOM)
+    results = [gpudiag.diagnose(OOM), gpudiag.diagnose(OOM.decode()), gpudiag.diagnose(p),
+               gpudiag.diagnose(bytearray(OOM)), gpudiag.diagnose(memoryview(OOM))]
+    for d in results:
+        assert d.class_ == "cuda_oom"
+        assert d.g15 == "cuda_oom"
+        assert d.owner == "job"
+        assert d.evidence[0].line == 2
+        assert d.evidence[0].values["requested"] == "8.00 GiB"
+    assert results[2].path == str(p)
+    assert results[0].path is None
+
+
+def test_diagnosis_attributes_and_verdict_quote_the_evidence():
+    d = gpudiag.diagnose(OOM, exit_code=1)
+    ev = d.evidence[0]
+    assert ev.rule == "cuda_oom.allocator" and ev.class_ == "cuda_oom"
+    assert ev.offset == OOM.index(b"torch.cuda")
+    assert ev.text.startswith("torch.cuda.OutOfMemoryError")
+    assert d.verdict.shows[0].startswith(f"line 2: {ev.text}")
+    assert "requested 8.00 GiB" in d.verdict.shows[0]
+    assert any("Owner: job" in s for s in d.verdict.implies)
+    assert d.verdict.cannot_decide
+    assert d.exit_code == 1 and d.lines == 2 and d.bytes == len(OOM)
+    assert 0.5 < d.confidence < 1.0
+
+
+def test_exit_code_is_evidence():
+    assert gpudiag.diagnose(b"loading\n", exit_code=-9).class_ == "oom_killer"
+    assert gpudiag.diagnose(b"loading\n", exit_code=-11).class_ == "segfault"
+    assert gpudiag.diagnose(b"loading\n").class_ == "unknown"
+
+
+def test_to_dict_matches_the_cli_json_fields():
+    d = gpudiag.diagnose(OOM).to_dict()
+    assert list(d) == ["class", "g15", "family", "owner", "confidence", "verdict", "evidence",
+                       "findings", "exit_code", "bytes", "lines"]
+    assert set(d["verdict"]) == {"shows", "implies", "cannot_decide"}
+    assert set(d["evidence"][0]) == {"rule", "class", "line", "offset", "text", "truncated", "count", "values"}
+    import json
+    assert json.loads(gpudiag.diagnose(OOM).to_json()) == d
+
+
+def test_str_and_html():
+    d = gpudiag.diagnose(b"PermissionError: [Errno 13] Permission denied: '<b>/x</b>'\n")
+    assert "permission" in str(d) and "line 1:" in str(d)
+    html = d._repr_html_()
+    assert "&lt;b&gt;/x&lt;/b&gt;" in html and "<b>/x</b>" not in html
+    assert "permission" in html
+
+
+def test_str_naming_a_file_warns(tmp_path):
+    p = tmp_path / "run.log"
+    p.write_bytes(OOM)
+    with pytest.warns(UserWarning, match="pathlib.Path"):
+        d = gpudiag.diagnose(str(p))
+    assert d.class_ == "unknown"  # the path's text itself holds no evidence
+
+
+def test_bad_inputs():
+    with pytest.raises(gpudiag.InputError, match="missing.log"):
+        gpudiag.diagnose(pathlib.Path("/nonexistent/missing.log"))
+    with pytest.raises(TypeError, match="path .* bytes-like object or str"):
+        gpudiag.diagnose(12)  # type: ignore[arg-type]
+
+
+def test_ruleset_inspection_and_custom_rules(tmp_path):
+    rules = gpudiag.RuleSet()
+    assert len(rules) > 15 and rules.origin == "builtin"
+    assert rules["cuda_oom.allocator"].class_ == "cuda_oom"
+    assert [r.id for r in rules][0] == rules.rules[0].id
+    (tmp_path / "r.json").write_text(
+        '{"rules": [{"id": "mine", "class": "data_error", "patterns": ["bad record \\\\d+"]}]}')
+    mine = gpudiag.RuleSet(tmp_path, cache=False)
+    assert mine.origin == str(tmp_path) and mine.cache_outcome == "disabled"
+    d = gpudiag.diagnose(b"ok\nbad record 17\n", rules=mine)
+    assert d.class_ == "data_error" and d.evidence[0].rule == "mine"
+
+
+def test_rule_errors_name_file_rule_and_problem(tmp_path):
+    (tmp_path / "r.json").write_text(
+        '{"rules": [{"id": "broken", "class": "nccl", "patterns": ["(open"]}]}')
+    with pytest.raises(gpudiag.RuleError) as e:
+        gpudiag.RuleSet(tmp_path)
+    msg = str(e.value)
+    assert "r.json" in msg and "broken" in msg and "Missing close parenthesis" in msg
+
+
+def test_cache_dir_is_used(tmp_path):
+    first = gpudiag.RuleSet(cache_dir=tmp_path)
+    second = gpudiag.RuleSet(cache_dir=tmp_path)
+    assert first.cache_outcome == "compiled and stored"
+    assert second.cache_outcome == "hit"
+    assert (tmp_path / f"{first.digest}.hsdb").exists()
+
+
+def test_taxonomy_lists_every_class():
+    ids = [c.id for c in gpudiag.taxonomy()]
+    assert len(ids) == 34 and len(set(ids)) == 34 and "healthy" in ids  # every id of taxonomy.md and "unknown" in ids
+    assert all(c.owner in {"job", "infra", "scheduler", "none"} for c in gpudiag.taxonomy())
+
+
+def test_gil_is_released_while_scanning():
+    big = b"step 1 | loss 2.0 | lr 3e-4 | some padding to make lines realistic\n" * 4_000_000
+    done = threading.Event()
+    ticks = 0
+
+    def scan():
+        gpudiag.diagnose(big)
+        done.set()
+
+    t = threading.Thread(target=scan)
+    start = time.perf_counter()
+    t.start()
+    time.sleep(0.01)
+    while not done.is_set():
+        ticks += 1
+        time.sleep(0.001)
+    t.join()
+    elapsed = time.perf_counter() - start
+    assert elapsed > 0.1, "scan too short to tell"
+    # With the GIL held for the whole scan this thread could not run at all.
+    assert ticks >= 10
+
+
+def test_large_buffer_is_not_copied():
+    big = bytearray(b"x" * 79 + b"\n") * 4_000_000  # 320 MB
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    d = gpudiag.diagnose(big)
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert d.lines == 4_000_000
+    assert grown_mib < 64, f"peak memory grew by {grown_mib:.0f} MiB for a 320 MB buffer"
+
+
+def test_type_stubs_ship_with_the_package():
+    files = importlib.resources.files("gpudiag")
+    assert files.joinpath("py.typed").is_file()
+    assert files.joinpath("_core.pyi").is_file()

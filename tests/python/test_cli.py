@@ -1,0 +1,105 @@
+import json
+import subprocess
+import sys
+
+from conftest import EXAMPLES
+
+
+def run(cli, *args, input=None, env=None):
+    return subprocess.run([cli, *args], input=input, capture_output=True, env=env, timeout=120)
+
+
+def test_diagnose_text(cli, cache_env):
+    r = run(cli, "diagnose", "--color", "never", str(EXAMPLES / "missing_module.log"), env=cache_env)
+    out = r.stdout.decode()
+    assert r.returncode == 0, r.stderr
+    assert "missing_module" in out and "line 7: ModuleNotFoundError: No module named 'flash_attn'" in out
+    assert "\x1b[" not in out
+
+
+def test_diagnose_json_and_jsonl(cli, cache_env):
+    files = [str(EXAMPLES / "cuda_oom_trainer.log"), str(EXAMPLES / "healthy_trainer.log")]
+    docs = json.loads(run(cli, "diagnose", "--format", "json", *files, env=cache_env).stdout)
+    assert [d["class"] for d in docs] == ["cuda_oom", "healthy"]
+    assert docs[0]["path"] == files[0]
+    assert docs[0]["evidence"][0]["values"]["requested"] == "3.91 GiB"
+    lines = run(cli, "diagnose", "-f", "jsonl", *files, env=cache_env).stdout.decode().splitlines()
+    assert [json.loads(x)["class"] for x in lines] == ["cuda_oom", "healthy"]
+
+
+def test_stdin_and_negative_exit_code(cli, cache_env):
+    r = run(cli, "diagnose", "--exit-code", "-9", "--format", "jsonl", "-", input=b"loading\n", env=cache_env)
+    d = json.loads(r.stdout)
+    assert (d["class"], d["exit_code"], d["path"]) == ("oom_killer", -9, "-")
+
+
+def test_unreadable_file_is_reported_and_the_rest_diagnosed(cli, cache_env, tmp_path):
+    good = str(EXAMPLES / "segfault_srun.log")
+    r = run(cli, "diagnose", "-f", "jsonl", str(tmp_path / "nope.log"), good, env=cache_env)
+    assert r.returncode == 1
+    assert "nope.log" in r.stderr.decode() and "No such file" in r.stderr.decode()
+    docs = [json.loads(x) for x in r.stdout.decode().splitlines()]
+    assert docs[0]["path"].endswith("nope.log") and "error" in docs[0]
+    assert docs[1]["class"] == "segfault"
+
+
+def test_usage_errors(cli, cache_env):
+    assert run(cli, "diagnose", "--format", "xml", "x", env=cache_env).returncode == 2
+    assert run(cli, "diagnose", env=cache_env).returncode == 2
+    assert run(cli, "frobnicate", env=cache_env).returncode == 2
+    r = run(cli, "diagnose", "--rules", "/nonexistent", "x", env=cache_env)
+    assert r.returncode == 2 and b"/nonexistent" in r.stderr
+
+
+def test_help_and_version(cli):
+    h = run(cli, "--help").stdout.decode()
+    assert "diagnose" in h and "rules" in h and "exit status" in h
+    dh = run(cli, "diagnose", "--help").stdout.decode()
+    assert "--exit-code" in dh and "--format" in dh and "JSON fields" in dh
+    v = run(cli, "--version").stdout.decode()
+    assert v.startswith("gpudiag ") and "Hyperscan" in v
+
+
+def test_rules_list_and_check(cli, cache_env, tmp_path):
+    listing = run(cli, "rules", "list", env=cache_env).stdout.decode()
+    assert "cuda_oom.allocator" in listing and "earlier wins" in listing
+    rules = json.loads(run(cli, "rules", "list", "--format", "json", env=cache_env).stdout)
+    assert rules[0]["id"] == "cuda_oom.allocator" and rules[0]["role"] == "cause"
+
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "a.json").write_text('{"rules": [{"id": "a", "class": "nccl", "patterns": ["x"]}]}')
+    ok = run(cli, "rules", "check", str(tmp_path / "good"), env=cache_env)
+    assert ok.returncode == 0 and b"ok: 1 rules" in ok.stdout
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "b.json").write_text('{"rules": [{"id": "b", "class": "nccl", "patterns": ["[z-a]"]}]}')
+    bad = run(cli, "rules", "check", str(tmp_path / "bad"), env=cache_env)
+    assert bad.returncode == 1
+    assert b"b.json" in bad.stderr and b"rule b" in bad.stderr
+
+
+def test_custom_rules_directory(cli, cache_env, tmp_path):
+    (tmp_path / "r.json").write_text(
+        '{"rules": [{"id": "site.quota", "class": "permission", "patterns": ["Disk quota exceeded"]}]}')
+    r = run(cli, "diagnose", "-f", "jsonl", "--rules", str(tmp_path), "-", input=b"OSError: Disk quota exceeded\n",
+            env=cache_env)
+    assert json.loads(r.stdout)["evidence"][0]["rule"] == "site.quota"
+
+
+def test_memory_stays_flat_on_a_large_file(cli, cache_env, tmp_path):
+    big = tmp_path / "big.log"
+    line = b"[rank0]: step 1 | loss 2.0 | lr 3e-4 | padding padding padding padding\n"
+    with open(big, "wb") as f:
+        for _ in range(40):
+            f.write(line * 40_000)  # ~ 120 MB in all
+        f.write(b"Segmentation fault (core dumped)\n")
+    # Measured from a fresh interpreter: a child forked from this large test
+    # process would inherit its resident pages until exec.
+    probe = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True); "
+             "sys.stdout.buffer.write(p.stdout); "
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    r = subprocess.run([sys.executable, "-c", probe, cli, "diagnose", "-f", "jsonl", str(big)],
+                       capture_output=True, env=cache_env, timeout=120)
+    out, peak_kib = r.stdout.decode().rsplit("\n", 2)[:2]
+    assert json.loads(out)["class"] == "segfault"
+    peak_mib = int(peak_kib) / 1024
+    assert peak_mib < 64, f"gpudiag peaked at {peak_mib:.0f} MiB on a {big.stat().st_size >> 20} MiB log"
