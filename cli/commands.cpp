@@ -89,13 +89,15 @@ int run_diagnose(const std::vector<std::string>& args) {
        "text (for a terminal), json (one array) or jsonl (one object per line)")
       ("rules,r", po::value<std::string>(), "a directory of rule files to use instead of the shipped rules")
       ("color", po::value<std::string>()->default_value("auto"), "auto, always or never")
-      ("no-cache", "compile the rules without reading or writing the on-disk cache")
-      ("file", po::value<std::vector<std::string>>(), "log file");
+      ("no-cache", "compile the rules without reading or writing the on-disk cache");
+  // FILE operands are parsed as an option that --help does not show.
+  po::options_description all;
+  all.add(opts).add_options()("file", po::value<std::vector<std::string>>());
   po::positional_options_description positional;
   positional.add("file", -1);
   po::variables_map vm;
   try {
-    vm = parse(args, opts, positional);
+    vm = parse(args, all, positional);
   } catch (const po::error& e) {
     std::cerr << "gpudiag diagnose: " << e.what() << "\n(see 'gpudiag diagnose --help')\n";
     return kUsage;
@@ -182,13 +184,14 @@ int run_rules(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")
       ("rules,r", po::value<std::string>(), "rules directory (default: the shipped rules)")
       ("format,f", po::value<std::string>()->default_value("text"), "text or json")
-      ("no-cache", "do not read or write the on-disk cache")
-      ("dir", po::value<std::string>(), "rules directory");
+      ("no-cache", "do not read or write the on-disk cache");
+  po::options_description all;
+  all.add(opts).add_options()("dir", po::value<std::string>());
   po::positional_options_description positional;
   positional.add("dir", 1);
   po::variables_map vm;
   try {
-    vm = parse(rest, opts, positional);
+    vm = parse(rest, all, positional);
   } catch (const po::error& e) {
     std::cerr << "gpudiag rules: " << e.what() << "\n\n" << usage;
     return kUsage;

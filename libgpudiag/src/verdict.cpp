@@ -61,7 +61,8 @@ Verdict build_verdict(const Diagnosis& d, const ClassInfo& info, std::size_t rul
   }
   if (d.cls == "unknown")
     v.shows.push_back("none of the " + std::to_string(rule_count) + " rules matched a cause in " +
-                      std::to_string(d.lines) + " lines (" + std::to_string(d.bytes) + " bytes)");
+                      std::to_string(d.lines) + (d.lines == 1 ? " line (" : " lines (") +
+                      std::to_string(d.bytes) + (d.bytes == 1 ? " byte)" : " bytes)"));
 
   v.implies.push_back(sentence(info.cause));
   if (d.owner != "none")
