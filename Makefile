@@ -15,7 +15,7 @@ DEB_LIBS := libhyperscan-dev libsimdjson-dev libboost-program-options-dev \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: demo test deps build python test-cpp test-python bench clean
+.PHONY: demo test deps build python test-cpp test-python bench eval clean
 
 demo: build
 	@$(BUILD)/gpudiag diagnose corpus/examples/*.log
@@ -53,13 +53,18 @@ $(VENV)/bin/python: | deps
 	$(VENV)/bin/pip install -q "scikit-build-core>=0.9" "pybind11>=2.11" "pytest>=7" ninja
 
 python: deps $(VENV)/bin/python
-	$(VENV)/bin/pip install -q --no-build-isolation .
+	$(VENV)/bin/pip install -q --no-build-isolation ".[test]"
 
 test-cpp: build
 	$(BUILD)/tests/cpp/gpudiag_tests
 
 test-python: build python
 	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(VENV)/bin/python -m pytest -q tests/python
+
+# Scores gpudiag and the baselines on the published corpus, then on the project's own.
+eval: python
+	$(VENV)/bin/python -m gpudiag.eval --out results/gpualert-eval
+	$(VENV)/bin/python -m gpudiag.eval corpus --name project --out results/project
 
 bench: build
 	cd $(BUILD) && ./gpudiag_bench
