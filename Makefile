@@ -15,7 +15,7 @@ DEB_LIBS := libhyperscan-dev libsimdjson-dev libboost-program-options-dev \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: demo test deps build python test-cpp test-python bench eval clean
+.PHONY: demo test deps build python test-cpp test-python bench eval corpus clean
 
 demo: build
 	@$(BUILD)/gpudiag diagnose corpus/examples/*.log
@@ -65,6 +65,20 @@ test-python: build python
 eval: python
 	$(VENV)/bin/python -m gpudiag.eval --out results/gpualert-eval
 	$(VENV)/bin/python -m gpudiag.eval corpus --name project --out results/project
+
+# Re-captures the project corpus with real frameworks (PyTorch CPU, torchrun/gloo,
+# transformers, Lightning; pinned in corpus/capture/requirements.txt), recomposes
+# the GPU and cluster logs and rewrites corpus/labels.jsonl. Needs root (some
+# scenarios run as 'nobody') and about 30 minutes; not part of `make test`.
+CAPTURE_VENV := corpus/.venv-capture
+$(CAPTURE_VENV)/bin/python:
+	$(PYTHON) -m venv $(CAPTURE_VENV)
+	$(CAPTURE_VENV)/bin/pip install -q -r corpus/capture/requirements.txt
+
+corpus: python $(CAPTURE_VENV)/bin/python
+	$(CAPTURE_VENV)/bin/python corpus/capture/capture.py
+	$(VENV)/bin/python corpus/compose/compose.py
+	$(VENV)/bin/python corpus/build_manifest.py
 
 bench: build
 	cd $(BUILD) && ./gpudiag_bench

@@ -43,7 +43,8 @@ def score(y_true: Sequence[str], y_pred: Sequence[str], labels: Sequence[str],
     labels = tuple(labels)
     p, r, f, s = precision_recall_fscore_support(
         y_true, y_pred, labels=list(labels), zero_division=0)
-    macro = float(f1_score(y_true, y_pred, labels=list(labels), average="macro", zero_division=0))
+    macro = (float(f1_score(y_true, y_pred, labels=list(labels), average="macro", zero_division=0))
+             if labels else float("nan"))
     accuracy = float(np.mean(np.asarray(y_true) == np.asarray(y_pred))) if len(y_true) else 0.0
     per_class = tuple(ClassScore(lab, float(pi), float(ri), float(fi), int(si))
                       for lab, pi, ri, fi, si in zip(labels, p, r, f, s))

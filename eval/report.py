@@ -17,6 +17,10 @@ def _ci(lo: float, hi: float) -> str:
     return "n/a" if math.isnan(lo) else f"[{lo:.3f}, {hi:.3f}]"
 
 
+def _f(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.3f}"
+
+
 def _p(p: float) -> str:
     return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
 
@@ -33,17 +37,19 @@ def _space_tables(ev: Evaluation, result: SpaceResult) -> List[str]:
             test = f"p = {_p(m.p_value)} ({m.only_first} vs {m.only_second} discordant)"
         else:
             test = "reference" if c == REFERENCE else ""
-        out.append(f"| {c} | {s.macro_f1:.3f} | {_ci(*s.ci)} | {s.accuracy:.3f} | {test} |")
+        out.append(f"| {c} | {_f(s.macro_f1)} | {_ci(*s.ci)} | {s.accuracy:.3f} | {test} |")
     out.append("")
     for kind, groups in result.by_group.items():
-        out += [f"By {kind} (macro-F1 over the classes each {kind} holds):", "",
+        out += [f"By {kind} (macro-F1 over the classes each {kind} holds; n/a where it holds "
+                "only unscored labels such as unknown):", "",
                 f"| {kind} | logs | " + " | ".join(ev.classifiers) + " |",
                 "|---|---|" + "---|" * len(ev.classifiers)]
         for group, scores in groups.items():
             cells = []
             for c in ev.classifiers:
                 s = scores[c]
-                cells.append(f"{s.macro_f1:.3f} {_ci(*s.ci)}" if c == GPUDIAG else f"{s.macro_f1:.3f}")
+                shown = c == GPUDIAG and not math.isnan(s.macro_f1)
+                cells.append(f"{_f(s.macro_f1)} {_ci(*s.ci)}" if shown else _f(s.macro_f1))
             out.append(f"| {group} | {scores[GPUDIAG].n} | " + " | ".join(cells) + " |")
         out.append("")
     if result.false_alarms:
