@@ -86,6 +86,26 @@ const ClassCase kCases[] = {
      "traceback", "traceback"},
     {"rank_prefixed_traceback", "[rank1]: Traceback (most recent call last):\n[rank1]: IndexError: list index out of range\n",
      "traceback", "traceback"},
+    // A scheduler's kill outranks the collective timeouts and SIGKILLs it leaves behind.
+    {"node_failure",
+     "step 900 | loss 2.41\nsrun: error: Node failure on cn-0424\n[rank0]: [Rank 0] Watchdog caught collective "
+     "operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600012 milliseconds "
+     "before timing out.\n",
+     "node_failure", "generic"},
+    {"timeout",
+     "step 2000 | loss 2.31\nslurmstepd: error: *** JOB 884213 ON gpu-a17 CANCELLED AT 2026-05-01T13:45:10 DUE "
+     "TO TIME LIMIT ***\nKilled\n",
+     "timeout", "generic"},
+    {"preempted",
+     "slurmstepd: error: *** STEP 77120.0 ON hgx-r3-14 CANCELLED AT 2026-05-01T13:45:10 DUE TO PREEMPTION ***\n",
+     "preempted", "generic"},
+    {"preempted_requeue", "Handling auto-requeue signal: 10\nrequeing job 4412...\nRequeued SLURM job: 4412\n",
+     "preempted", "generic"},
+    {"cancelled", "slurmstepd: error: *** JOB 884213 ON gpu-a17 CANCELLED AT 2026-05-01T13:45:10 ***\n",
+     "cancelled", "generic"},
+    {"cancelled_by_signal",
+     "slurmstepd: error: *** JOB 9 ON n1 CANCELLED AT 2026-05-01T13:45:10 DUE to SIGNAL Terminated ***\n",
+     "cancelled", "generic"},
     {"healthy",
      "{'loss': '2.731', 'epoch': '0.08'}\nTraining completed. Do not forget to share your model on "
      "huggingface.co/models =)\n",
