@@ -46,6 +46,10 @@ const ClassCase kCases[] = {
      "[E ProcessGroupNCCL.cpp:828] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=267, "
      "OpType=ALLREDUCE, Timeout(ms)=800) ran for 803 milliseconds before timing out.\n",
      "nccl_timeout", "nccl"},
+    {"nccl_timeout_gloo",
+     "[default0]:[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+     "unbound_buffer.cc:78] Timed out waiting 10000ms for recv operation to complete\n",
+     "nccl_timeout", "nccl"},
     {"oom_killer", "[ 4821.553190] Out of memory: Killed process 40822 (python) total-vm:8923144kB\nKilled\n",
      "oom_killer", "oom_killer"},
     {"ram_oom", "Traceback (most recent call last):\n    buf = bytearray(10 ** 13)\nMemoryError\n", "ram_oom",
