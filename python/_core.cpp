@@ -40,6 +40,35 @@ py::dict evidence_dict(const Evidence& ev) {
   d["truncated"] = ev.truncated;
   d["count"] = ev.count;
   d["values"] = ev.values;
+  d["rank"] = ev.rank ? py::object(py::int_(*ev.rank)) : py::none();
+  d["host"] = ev.host.empty() ? py::object(py::none()) : py::object(py::str(ev.host));
+  return d;
+}
+
+py::object reading_dict(const std::optional<LossReading>& r) {
+  if (!r) return py::none();
+  py::dict d;
+  d["step"] = r->step;
+  d["loss"] = r->loss;  // a Python float holds NaN and inf as they are
+  d["line"] = r->line;
+  d["step_reported"] = r->step_reported;
+  return std::move(d);
+}
+
+py::dict trajectory_dict(const Trajectory& t) {
+  py::dict d;
+  d["shape"] = t.shape;
+  d["readings"] = t.readings;
+  d["rank"] = t.rank ? py::object(py::int_(*t.rank)) : py::none();
+  d["max_step"] = t.max_step ? py::object(py::float_(*t.max_step)) : py::none();
+  d["first"] = reading_dict(t.first);
+  d["last"] = reading_dict(t.last);
+  d["lowest"] = reading_dict(t.lowest);
+  d["peak"] = reading_dict(t.peak);
+  d["first_non_finite"] = reading_dict(t.first_non_finite);
+  py::list series;
+  for (const auto& r : t.series) series.append(py::make_tuple(r.step, r.loss));
+  d["series"] = series;
   return d;
 }
 
@@ -74,6 +103,7 @@ struct Result {
       findings.append(fd);
     }
     d["findings"] = findings;
+    d["trajectory"] = trajectory_dict(x.trajectory);
     d["exit_code"] = x.exit_code ? py::object(py::int_(*x.exit_code)) : py::none();
     d["bytes"] = x.bytes;
     d["lines"] = x.lines;

@@ -1,6 +1,7 @@
 #include "evidence_collector.hpp"
 
 #include "extractor.hpp"
+#include "rank_prefix.hpp"
 #include "text_util.hpp"
 
 namespace gpudiag::detail {
@@ -26,6 +27,9 @@ Evidence make_evidence(const RuleSet::Impl& rules, unsigned rule, const RuleEvid
   out.truncated = hit.truncated;
   out.count = ev.count;
   out.values = extract_values(rules.extractions[rule], out.text);
+  RankTag tag = parse_rank_prefix(out.text);
+  out.rank = tag.rank;
+  out.host = std::move(tag.host);
   return out;
 }
 

@@ -98,7 +98,7 @@ int LineScanner::on_match(unsigned id, unsigned long long, unsigned long long to
 void LineScanner::report(unsigned rule, std::uint64_t end) {
   // The last byte of the match decides which line it belongs to.
   std::uint64_t pos = end > 0 ? end - 1 : 0;
-  LineHit hit{rule, 0, 0, {}, false};
+  LineHit hit{rule, 0, 0, {}, false, {}};
 
   if (!piece_.empty() && pos >= piece_start_) {
     const char* begin = piece_.data();
@@ -122,10 +122,13 @@ void LineScanner::report(unsigned rule, std::uint64_t end) {
     hit.truncated = !nl && open_line_start_ < piece_start_;
     std::string_view text(line_begin, static_cast<std::size_t>(line_end - line_begin));
     text = strip_cr(text);
+    hit.full = text;
     if (text.size() > text_cap_) {
-      // Keep the part of an over-long line that holds the match.
+      // Keep the part of an over-long line that holds the match, with a
+      // quarter of the cap after it: the value a key introduces follows it.
       std::size_t match_end = static_cast<std::size_t>(at - line_begin) + 1;
-      std::size_t start = match_end > text_cap_ ? match_end - text_cap_ : 0;
+      std::size_t keep_after = std::min(text_cap_ / 4, text.size() - match_end);
+      std::size_t start = match_end + keep_after > text_cap_ ? match_end + keep_after - text_cap_ : 0;
       text = text.substr(start, text_cap_);
       hit.truncated = true;
     }
@@ -135,6 +138,7 @@ void LineScanner::report(unsigned rule, std::uint64_t end) {
     if (last_line_[rule] == hit.line) return;
     hit.offset = tail_start_;
     hit.text = strip_cr(tail_);
+    hit.full = hit.text;
     hit.truncated = tail_truncated_;
   }
   last_line_[rule] = hit.line;

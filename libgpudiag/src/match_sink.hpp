@@ -13,6 +13,9 @@ struct LineHit {
   std::uint64_t offset;  // byte offset of the line's first byte
   std::string_view text; // raw bytes, line ending removed, possibly an excerpt
   bool truncated;        // text is an excerpt of a longer line
+  // The whole line as far as it lies in the scanned piece (no cap): for
+  // sinks that read values out of long lines, such as progress bars.
+  std::string_view full;
 };
 
 // Receives each (rule, line) pair once. The scanner knows nothing of what is
@@ -21,6 +24,20 @@ class MatchSink {
  public:
   virtual ~MatchSink() = default;
   virtual void on_hit(const LineHit& hit) = 0;
+};
+
+// Hands every hit to two sinks, in order.
+class TeeSink : public MatchSink {
+ public:
+  TeeSink(MatchSink& a, MatchSink& b) : a_(a), b_(b) {}
+  void on_hit(const LineHit& hit) override {
+    a_.on_hit(hit);
+    b_.on_hit(hit);
+  }
+
+ private:
+  MatchSink& a_;
+  MatchSink& b_;
 };
 
 }  // namespace gpudiag::detail

@@ -1,5 +1,6 @@
 #include "gpudiag/render.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 #include "gpudiag/taxonomy.hpp"
@@ -21,6 +22,63 @@ void write_evidence(detail::JsonWriter& w, const Evidence& ev) {
   w.key("values").begin_object();
   for (const auto& [k, v] : ev.values) w.key(k).value(v);
   w.end_object();
+  w.key("rank");
+  if (ev.rank) w.value(*ev.rank);
+  else w.null();
+  w.key("host");
+  if (ev.host.empty()) w.null();
+  else w.value(ev.host);
+  w.end_object();
+}
+
+// JSON has no NaN or Infinity: a non-finite loss is written as a string.
+void write_loss(detail::JsonWriter& w, double loss) {
+  if (std::isfinite(loss)) w.value(loss);
+  else w.value(std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf");
+}
+
+void write_reading(detail::JsonWriter& w, const std::optional<LossReading>& r) {
+  if (!r) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  w.key("step").value(r->step);
+  w.key("loss");
+  write_loss(w, r->loss);
+  w.key("line").value(static_cast<unsigned long long>(r->line));
+  w.key("step_reported").value(r->step_reported);
+  w.end_object();
+}
+
+void write_trajectory(detail::JsonWriter& w, const Trajectory& t) {
+  w.begin_object();
+  w.key("shape").value(t.shape);
+  w.key("readings").value(static_cast<unsigned long long>(t.readings));
+  w.key("rank");
+  if (t.rank) w.value(*t.rank);
+  else w.null();
+  w.key("max_step");
+  if (t.max_step) w.value(*t.max_step);
+  else w.null();
+  w.key("first");
+  write_reading(w, t.first);
+  w.key("last");
+  write_reading(w, t.last);
+  w.key("lowest");
+  write_reading(w, t.lowest);
+  w.key("peak");
+  write_reading(w, t.peak);
+  w.key("first_non_finite");
+  write_reading(w, t.first_non_finite);
+  w.key("series").begin_array();
+  for (const auto& r : t.series) {
+    w.begin_array();
+    w.value(r.step);
+    write_loss(w, r.loss);
+    w.end_array();
+  }
+  w.end_array();
   w.end_object();
 }
 
@@ -86,6 +144,8 @@ std::string to_json(const Diagnosis& d, const std::string& path, int indent) {
     w.end_object();
   }
   w.end_array();
+  w.key("trajectory");
+  write_trajectory(w, d.trajectory);
   w.key("exit_code");
   if (d.exit_code) w.value(*d.exit_code);
   else w.null();

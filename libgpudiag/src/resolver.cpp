@@ -1,6 +1,8 @@
 #include "resolver.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <string>
 
@@ -61,43 +63,176 @@ std::string_view signal_name(int signo) {
   }
 }
 
+namespace {
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string where(const LossReading& r) {
+  std::string s = r.step_reported ? "step " + number(r.step) : "reading " + number(r.step);
+  return s + ", line " + std::to_string(r.line);
+}
+
+std::string rank_of(const Evidence& ev) {
+  if (!ev.rank) return ev.host.empty() ? "" : "host " + ev.host;
+  std::string s = "rank " + std::to_string(*ev.rank);
+  if (!ev.host.empty()) s += " on " + ev.host;
+  return s;
+}
+
+// The number of optimisation steps the run reports having taken, from the
+// trajectory, a completion line ("200 steps", `max_steps=3`) or HF Trainer's
+// summary (runtime x steps per second).
+std::optional<double> steps_taken(const Trajectory& t, const std::vector<Evidence>& markers) {
+  std::optional<double> steps = t.max_step;
+  auto take = [&](double v) { steps = std::max(steps.value_or(0), v); };
+  for (const auto& ev : markers) {
+    auto get = [&](const char* name) -> std::optional<double> {
+      auto it = ev.values.find(name);
+      if (it == ev.values.end()) return std::nullopt;
+      try {
+        return std::stod(it->second);
+      } catch (...) {
+        return std::nullopt;
+      }
+    };
+    if (auto v = get("steps")) take(*v);
+    auto runtime = get("train_runtime"), rate = get("train_steps_per_second");
+    if (runtime && rate) take(std::round(*runtime * *rate));
+  }
+  return steps;
+}
+
+constexpr double kUndertrainedSteps = 10;
+
+}  // namespace
+
 Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
   Diagnosis d;
   d.exit_code = scan.exit_code;
   d.bytes = scan.bytes;
   d.lines = scan.lines;
+  d.trajectory = scan.trajectory;
+  const Trajectory& t = d.trajectory;
   const auto& set = rules.rules;
   auto matched = [&](unsigned i) { return scan.per_rule[i].count > 0; };
   auto evidence_of = [&](unsigned i) {
     return make_evidence(rules, i, scan.per_rule[i], scan.per_rule[i].first);
   };
+  auto last_evidence_of = [&](unsigned i) {
+    const RuleEvidence& e = scan.per_rule[i];
+    return make_evidence(rules, i, e, e.count > 1 ? e.last : e.first);
+  };
+  auto last_line = [&](unsigned i) {
+    const RuleEvidence& e = scan.per_rule[i];
+    return e.count > 1 ? e.last.line : e.first.line;
+  };
 
-  int primary = -1;
-  for (unsigned i = 0; i < set.size(); ++i)
-    if (set[i].role == Role::cause && matched(i)) {
-      primary = static_cast<int>(i);
-      break;
+  bool completed = false, resume_requested = false, resume_loaded = false;
+  std::uint64_t completion_line = 0;
+  std::vector<Evidence> markers;  // completion and progress lines, for step counts
+  int resume_request_rule = -1;
+  for (unsigned i = 0; i < set.size(); ++i) {
+    if (!matched(i)) continue;
+    switch (set[i].role) {
+      case Role::completion:
+        completed = true;
+        completion_line = std::max(completion_line, last_line(i));
+        markers.push_back(last_evidence_of(i));
+        break;
+      case Role::progress: markers.push_back(last_evidence_of(i)); break;
+      case Role::resume: resume_loaded = true; break;
+      case Role::resume_request:
+        resume_requested = true;
+        if (resume_request_rule < 0) resume_request_rule = static_cast<int>(i);
+        break;
+      default: break;
     }
+  }
+  const bool clean_exit = !scan.exit_code || *scan.exit_code == 0;
+  // A cause whose every line comes before the run's own completion, in a run
+  // that exited cleanly, was caught and recovered from (an OOM probe, a
+  // retry). So was an allocation failure after which the same rank went on
+  // to report several more losses: the process did not die of it. (One or
+  // two readings can be output buffered before the crash and flushed after.)
+  constexpr std::size_t kReadingsAfterRecovery = 3;
+  auto readings_after = [&](std::uint64_t line) {
+    return static_cast<std::size_t>(std::count_if(
+        t.series.begin(), t.series.end(), [&](const LossReading& r) { return r.line > line; }));
+  };
+  auto recovered = [&](unsigned i) {
+    if (completed && clean_exit && last_line(i) < completion_line) return true;
+    if (set[i].cls == "cuda_oom" || set[i].cls == "ram_oom")
+      return last_evidence_of(i).rank == t.rank &&
+             readings_after(last_line(i)) >= kReadingsAfterRecovery;
+    return false;
+  };
+
+  // Root cause over cascade: a specific cause outranks whatever it sets off on
+  // other ranks (cascade rules), and both outrank the generic exception that
+  // wraps them; within a tier, rule order decides.
+  auto tier = [&](unsigned i) {
+    return set[i].cascade ? 1 : explained_by_any_cause(set[i].cls) ? 2 : 0;
+  };
+  int primary = -1;
+  for (int pass = 0; pass < 3 && primary < 0; ++pass)
+    for (unsigned i = 0; i < set.size(); ++i)
+      if (set[i].role == Role::cause && matched(i) && !recovered(i) && tier(i) == pass) {
+        primary = static_cast<int>(i);
+        break;
+      }
 
   const std::optional<int> signo = signal_of(scan.exit_code);
   const std::string_view exit_class = signo ? signal_class(*signo) : std::string_view{};
   int units = 0;
   ExitReading exit_reading = ExitReading::none;
+  std::vector<std::string> notes;  // what the log shows beyond quoted lines
   // Two rules matching one line are one signal, not two.
   std::set<std::uint64_t> counted_lines;
   auto weigh = [&](const Evidence& ev, int weight) {
     if (counted_lines.insert(ev.line).second) units += weight;
   };
 
+  for (unsigned i = 0; i < set.size(); ++i)
+    if (set[i].role == Role::cause && matched(i) && recovered(i)) {
+      Evidence ev = last_evidence_of(i);
+      d.findings.push_back({"recovered", set[i].cls,
+                            set[i].cls + " at line " + std::to_string(ev.line) +
+                                " was recovered from: " +
+                                (completion_line > ev.line
+                                     ? "the run completed after it, at line " +
+                                           std::to_string(completion_line)
+                                     : "training went on, " +
+                                           std::to_string(readings_after(ev.line)) +
+                                           " loss readings after it"),
+                            std::move(ev)});
+    }
+
   if (primary >= 0) {
     d.cls = set[primary].cls;
     d.g15 = set[primary].g15;
     for (unsigned i = 0; i < set.size(); ++i) {
-      if (set[i].role != Role::cause || !matched(i)) continue;
+      if (set[i].role != Role::cause || !matched(i) || recovered(i)) continue;
       if (set[i].cls == d.cls) {
         d.evidence.push_back(evidence_of(i));
         weigh(d.evidence.back(), 2);
         if (d.evidence.back().count > 1) units += 1;  // more lines agree
+      } else if (set[i].cascade && !set[primary].cascade) {
+        Evidence ev = evidence_of(i);
+        const Evidence root = evidence_of(static_cast<unsigned>(primary));
+        std::string who = rank_of(root), victim = rank_of(ev);
+        std::string msg = set[i].cls + " at line " + std::to_string(ev.line) +
+                          (victim.empty() ? "" : " (" + victim + ")") +
+                          (scan.per_rule[i].count > 1
+                               ? " and " + std::to_string(scan.per_rule[i].count - 1) + " more line" +
+                                     (scan.per_rule[i].count > 2 ? "s" : "")
+                               : "") +
+                          " followed from the root cause, " + d.cls + " at line " +
+                          std::to_string(root.line) + (who.empty() ? "" : " (" + who + ")");
+        d.findings.push_back({"cascade", set[i].cls, std::move(msg), std::move(ev)});
       } else if (!explained_by_any_cause(set[i].cls)) {
         Evidence ev = evidence_of(i);
         d.findings.push_back({"also_matched", set[i].cls,
@@ -107,6 +242,8 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
                               std::move(ev)});
       }
     }
+    if (!d.evidence.empty() && d.evidence.front().rank && !set[primary].cascade)
+      notes.push_back("the first failure is on " + rank_of(d.evidence.front()));
     if (!exit_class.empty()) {
       if (exit_class == d.cls) {
         units += 1;
@@ -120,33 +257,95 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
         exit_reading = ExitReading::disagrees;
       }
     }
+    if (t.shape == "non_finite" || t.shape == "diverged" || t.shape == "plateau" ||
+        t.shape == "no_decrease")
+      d.findings.push_back({"trajectory", t.shape == "non_finite" ? "nan_loss" : "loss_divergence",
+                            "before it ended, the loss trajectory was " + t.shape, std::nullopt});
   } else if (!exit_class.empty()) {
     d.cls = std::string(exit_class);
     d.g15 = std::string(find_class(d.cls)->g15);
     units = 1;
     exit_reading = ExitReading::alone;
   } else {
-    bool completed = false;
-    for (unsigned i = 0; i < set.size(); ++i) {
-      if (!matched(i)) continue;
-      if (set[i].role == Role::completion) completed = true;
-      if (set[i].role == Role::completion || set[i].role == Role::progress) {
-        d.evidence.push_back(evidence_of(i));
-        weigh(d.evidence.back(), set[i].role == Role::completion ? 2 : 1);
+    // No line names a cause: read training correctness from the trajectory.
+    auto add_markers = [&](bool with_progress) {
+      for (unsigned i = 0; i < set.size(); ++i) {
+        if (!matched(i)) continue;
+        bool is_progress = set[i].role == Role::progress;
+        if (set[i].role == Role::completion || (with_progress && is_progress)) {
+          d.evidence.push_back(is_progress ? evidence_of(i) : last_evidence_of(i));
+          weigh(d.evidence.back(), is_progress ? 1 : 2);
+        }
       }
-    }
-    bool clean_exit = !scan.exit_code || *scan.exit_code == 0;
-    if (completed && clean_exit) {
-      d.cls = "healthy";
+    };
+    const std::optional<double> steps = steps_taken(t, markers);
+    if (t.shape == "non_finite") {
+      d.cls = "nan_loss";
+      if (t.first_non_finite)
+        notes.push_back("the loss became " + number(t.first_non_finite->loss) + " at " +
+                        where(*t.first_non_finite) +
+                        (t.first ? ", after starting at " + number(t.first->loss) : ""));
+      else
+        notes.push_back("the gradient norm was non-finite at the last reading (" + where(*t.last) +
+                        "), where the loss read " + number(t.last->loss));
+      units += 2;
+      add_markers(true);
+    } else if (t.shape == "diverged" || t.shape == "plateau" || t.shape == "no_decrease") {
+      d.cls = "loss_divergence";
+      const LossReading& f = *t.first;
+      if (t.shape == "diverged") {
+        notes.push_back("the loss rose from " + number(f.loss) + " (" + where(f) + ") to a peak of " +
+                        number(t.peak->loss) + " (" + where(*t.peak) + "), " +
+                        number(t.peak->loss / f.loss) + " times its first value, and ended at " +
+                        number(t.last->loss) + " (" + where(*t.last) + ")");
+      } else if (t.shape == "plateau") {
+        notes.push_back("the loss stayed between " + number(t.lowest->loss) + " and " +
+                        number(t.peak->loss) + " (within 1%) over " + std::to_string(t.readings) +
+                        " readings, lines " + std::to_string(f.line) + " to " +
+                        std::to_string(t.last->line));
+      } else {
+        notes.push_back("the loss never fell meaningfully: " + number(f.loss) + " at " + where(f) +
+                        ", " + number(t.last->loss) + " at " + where(*t.last) + ", lowest " +
+                        number(t.lowest->loss) + ", with no downward trend over " +
+                        std::to_string(t.readings) + " readings");
+      }
+      units += t.readings >= 8 ? 3 : 2;
+      add_markers(true);
+    } else if (resume_requested && !resume_loaded) {
+      d.cls = "resume_from_scratch";
+      d.evidence.push_back(evidence_of(static_cast<unsigned>(resume_request_rule)));
+      weigh(d.evidence.back(), 2);
+      notes.push_back("no line shows a checkpoint being loaded");
+      if (t.first && t.first->step <= 1) {
+        notes.push_back("training starts over at " + where(*t.first) + " with loss " +
+                        number(t.first->loss));
+        units += 1;
+      }
+    } else if (completed && clean_exit && steps && *steps <= kUndertrainedSteps) {
+      d.cls = "undertrained";
+      add_markers(true);
+      notes.push_back("the run completed after " + number(*steps) + " optimisation step" +
+                      (*steps == 1 ? "" : "s"));
       if (scan.exit_code) units += 1;
-      if (scan.exit_code) exit_reading = ExitReading::agrees;
+    } else if (completed && clean_exit) {
+      d.cls = "healthy";
+      add_markers(true);
+      if (t.shape == "decreasing") {
+        notes.push_back("the loss fell from " + number(t.first->loss) + " (" + where(*t.first) +
+                        ") to " + number(t.last->loss) + " (" + where(*t.last) + ") over " +
+                        std::to_string(t.readings) + " readings");
+        units += 1;
+      }
+      if (steps) notes.push_back("optimisation steps advanced to " + number(*steps));
+      if (scan.exit_code) {
+        units += 1;
+        exit_reading = ExitReading::agrees;
+      }
     } else {
-      d.evidence.clear();
-      units = 0;
       d.cls = "unknown";
       if (scan.exit_code) exit_reading = ExitReading::unexplained;
     }
-    d.g15 = "generic";
+    d.g15 = std::string(find_class(d.cls)->g15);
   }
 
   for (unsigned i = 0; i < set.size(); ++i)
@@ -162,7 +361,7 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
   d.family = std::string(info->family);
   d.owner = std::string(info->owner);
   d.confidence = confidence_from(units);
-  d.verdict = build_verdict(d, *info, rules.rules.size(), exit_reading);
+  d.verdict = build_verdict(d, *info, rules.rules.size(), exit_reading, notes);
   return d;
 }
 

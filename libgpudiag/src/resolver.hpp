@@ -10,6 +10,7 @@ namespace gpudiag::detail {
 
 struct ScanResult {
   const std::vector<RuleEvidence>& per_rule;
+  Trajectory trajectory;
   std::optional<int> exit_code;
   std::uint64_t bytes = 0;
   std::uint64_t lines = 0;

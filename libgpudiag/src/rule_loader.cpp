@@ -39,9 +39,10 @@ std::vector<std::string> get_flags(const Context& ctx, element value) {
 }
 
 Role parse_role(const Context& ctx, const std::string& s) {
-  for (Role r : {Role::cause, Role::context, Role::progress, Role::completion, Role::resume})
+  for (Role r : {Role::cause, Role::context, Role::progress, Role::completion, Role::resume,
+                 Role::resume_request})
     if (to_string(r) == s) return r;
-  ctx.fail("unknown role \"" + s + "\" (expected cause, context, progress, completion or resume)");
+  ctx.fail("unknown role \"" + s + "\" (expected cause, context, progress, completion, resume or resume_request)");
 }
 
 std::vector<Pattern> parse_patterns(const Context& ctx, element value,
@@ -123,6 +124,9 @@ Rule parse_rule(const std::string& file, element value, std::size_t index) {
       rule.patterns = parse_patterns(ctx, v, rule_flags);
       has_patterns = true;
     } else if (key == "extract") rule.extract = parse_extract(ctx, v);
+    else if (key == "cascade") {
+      if (v.get_bool().get(rule.cascade)) ctx.fail("\"cascade\" must be true or false");
+    }
     else ctx.fail("unknown field \"" + std::string(key) + "\"");
   }
   rule.role = parse_role(ctx, role);
@@ -135,6 +139,7 @@ Rule parse_rule(const std::string& file, element value, std::size_t index) {
     ctx.fail("a cause rule cannot have class \"healthy\"");
   if (rule.role == Role::completion && rule.cls != "healthy")
     ctx.fail("a completion rule must have class \"healthy\"");
+  if (rule.cascade && rule.role != Role::cause) ctx.fail("only a cause rule can be a cascade");
   if (rule.g15.empty()) rule.g15 = std::string(info->g15);
   else if (rule.g15 != "generic" && !is_g15_class(rule.g15))
     ctx.fail("unknown g15 class \"" + rule.g15 + "\"");

@@ -49,6 +49,7 @@ std::string_view to_string(Role role) {
     case Role::progress: return "progress";
     case Role::completion: return "completion";
     case Role::resume: return "resume";
+    case Role::resume_request: return "resume_request";
   }
   return "cause";
 }

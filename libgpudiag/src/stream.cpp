@@ -4,6 +4,7 @@
 #include "gpudiag/diagnose.hpp"
 #include "line_scanner.hpp"
 #include "resolver.hpp"
+#include "trajectory_builder.hpp"
 
 namespace gpudiag {
 namespace {
@@ -22,6 +23,8 @@ struct Stream::Impl {
   std::shared_ptr<const RuleSet> rules;
   DiagnoseOptions options;
   detail::EvidenceCollector collector;
+  detail::TrajectoryBuilder trajectory;
+  detail::TeeSink sink;
   detail::LineScanner scanner;
   std::string carry;
   bool finished = false;
@@ -30,7 +33,9 @@ struct Stream::Impl {
       : rules(std::move(r)),
         options(o),
         collector(rules->rules().size()),
-        scanner(rules->impl(), collector, options.text_cap) {
+        trajectory(rules->impl()),
+        sink(collector, trajectory),
+        scanner(rules->impl(), sink, options.text_cap) {
     if (options.chunk_size < 64) options.chunk_size = 64;
     carry.reserve(options.chunk_size);
   }
@@ -75,8 +80,8 @@ struct Stream::Impl {
     if (!carry.empty()) scanner.scan(carry);
     scanner.finish();  // carry stays alive: end-of-data matches may point into it
     carry.clear();
-    detail::ScanResult result{collector.per_rule(), options.exit_code, scanner.bytes(),
-                              scanner.lines()};
+    detail::ScanResult result{collector.per_rule(), trajectory.finish(), options.exit_code,
+                              scanner.bytes(), scanner.lines()};
     return detail::resolve(rules->impl(), result);
   }
 };

@@ -27,7 +27,9 @@ std::string describe_exit(int code) {
 }
 
 std::string quote(const Evidence& ev) {
-  std::string s = "line " + std::to_string(ev.line) + ": " + ev.text;
+  std::string s = "line " + std::to_string(ev.line);
+  if (ev.rank) s += " (rank " + std::to_string(*ev.rank) + (ev.host.empty() ? ")" : " on " + ev.host + ")");
+  s += ": " + ev.text;
   if (ev.truncated) s += " [excerpt]";
   if (!ev.values.empty()) {
     s += " — ";
@@ -45,11 +47,12 @@ std::string quote(const Evidence& ev) {
 }  // namespace
 
 Verdict build_verdict(const Diagnosis& d, const ClassInfo& info, std::size_t rule_count,
-                      ExitReading exit_reading) {
+                      ExitReading exit_reading, const std::vector<std::string>& notes) {
   Verdict v;
   std::set<std::uint64_t> quoted;
   for (const auto& ev : d.evidence)
     if (quoted.insert(ev.line).second) v.shows.push_back(quote(ev));
+  for (const auto& n : notes) v.shows.push_back(n);
   if (d.exit_code) {
     std::string exit = describe_exit(*d.exit_code);
     switch (exit_reading) {
@@ -76,6 +79,11 @@ Verdict build_verdict(const Diagnosis& d, const ClassInfo& info, std::size_t rul
     v.cannot_decide.push_back(
         "Who sent the signal: the exit code is the only evidence, and a scheduler or a user can "
         "send it too.");
+  if (d.trajectory.shape == "none" && (d.cls == "healthy" || d.cls == "undertrained" ||
+                                        d.cls == "resume_from_scratch"))
+    v.cannot_decide.push_back(
+        "Whether training was correct: no loss trajectory was recognised, so nothing shows the "
+        "loss decreasing.");
   if (!d.exit_code && (d.cls == "unknown" || d.cls == "healthy" || d.family == "signal"))
     v.cannot_decide.push_back("The exit status: it was not given.");
   return v;

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
 #include "gpudiag/diagnosis.hpp"
 #include "gpudiag/taxonomy.hpp"
@@ -12,6 +14,6 @@ enum class ExitReading { none, agrees, disagrees, alone, unexplained };
 
 // shows / implies / cannot_decide for a resolved diagnosis, quoting its evidence.
 Verdict build_verdict(const Diagnosis& d, const ClassInfo& info, std::size_t rule_count,
-                      ExitReading exit_reading);
+                      ExitReading exit_reading, const std::vector<std::string>& notes = {});
 
 }  // namespace gpudiag::detail

@@ -9,7 +9,7 @@
 from ._core import InputError, RuleError
 from ._diagnose import diagnose
 from ._rules import Rule, RuleSet
-from ._types import Diagnosis, Evidence, Finding, Verdict
+from ._types import Diagnosis, Evidence, Finding, LossReading, Trajectory, Verdict
 from ._taxonomy import ClassInfo, taxonomy
 from ._core import version as _native_version
 
@@ -21,9 +21,11 @@ __all__ = [
     "Evidence",
     "Finding",
     "InputError",
+    "LossReading",
     "Rule",
     "RuleError",
     "RuleSet",
+    "Trajectory",
     "Verdict",
     "diagnose",
     "taxonomy",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple
 
@@ -21,16 +22,73 @@ class Evidence:
     truncated: bool
     count: int  #: how many lines of the log this rule matched
     values: Dict[str, str] = field(default_factory=dict)
+    rank: Optional[int] = None  #: the rank whose prefix tags the line
+    host: Optional[str] = None  #: the host the prefix names
 
     @classmethod
     def _from_dict(cls, d: Dict[str, Any]) -> "Evidence":
         return cls(d["rule"], d["class"], d["line"], d["offset"], d["text"], d["truncated"],
-                   d["count"], dict(d["values"]))
+                   d["count"], dict(d["values"]), d["rank"], d["host"])
 
     def to_dict(self) -> Dict[str, Any]:
         return {"rule": self.rule, "class": self.class_, "line": self.line, "offset": self.offset,
                 "text": self.text, "truncated": self.truncated, "count": self.count,
-                "values": dict(self.values)}
+                "values": dict(self.values), "rank": self.rank, "host": self.host}
+
+
+def _json_loss(loss: float) -> Any:
+    """JSON has no NaN or Infinity; like the command line, write them as strings."""
+    if math.isfinite(loss):
+        return loss
+    return "nan" if math.isnan(loss) else ("inf" if loss > 0 else "-inf")
+
+
+@dataclass(frozen=True)
+class LossReading:
+    step: float  #: the step the line reports, else the reading's ordinal
+    loss: float  #: may be nan or inf
+    line: int
+    step_reported: bool
+
+    @classmethod
+    def _from_dict(cls, d: Optional[Dict[str, Any]]) -> Optional["LossReading"]:
+        return cls(d["step"], d["loss"], d["line"], d["step_reported"]) if d else None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"step": self.step, "loss": _json_loss(self.loss), "line": self.line,
+                "step_reported": self.step_reported}
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """The training loss of one rank, read from the log's progress lines."""
+
+    shape: str  #: none, too_short, inconclusive, decreasing, non_finite, diverged, plateau, no_decrease
+    readings: int
+    rank: Optional[int]
+    max_step: Optional[float]
+    first: Optional[LossReading]
+    last: Optional[LossReading]
+    lowest: Optional[LossReading]
+    peak: Optional[LossReading]
+    first_non_finite: Optional[LossReading]
+    series: Tuple[Tuple[float, float], ...]  #: (step, loss), evenly downsampled, at most 512
+
+    @classmethod
+    def _from_dict(cls, d: Dict[str, Any]) -> "Trajectory":
+        r = LossReading._from_dict
+        return cls(d["shape"], d["readings"], d["rank"], d["max_step"], r(d["first"]), r(d["last"]),
+                   r(d["lowest"]), r(d["peak"]), r(d["first_non_finite"]),
+                   tuple(tuple(p) for p in d["series"]))
+
+    def to_dict(self) -> Dict[str, Any]:
+        def r(x: Optional[LossReading]) -> Optional[Dict[str, Any]]:
+            return x.to_dict() if x else None
+        return {"shape": self.shape, "readings": self.readings, "rank": self.rank,
+                "max_step": self.max_step, "first": r(self.first), "last": r(self.last),
+                "lowest": r(self.lowest), "peak": r(self.peak),
+                "first_non_finite": r(self.first_non_finite),
+                "series": [[step, _json_loss(loss)] for step, loss in self.series]}
 
 
 @dataclass(frozen=True)
@@ -70,6 +128,7 @@ class Diagnosis:
     verdict: Verdict
     evidence: Tuple[Evidence, ...]
     findings: Tuple[Finding, ...]
+    trajectory: Trajectory
     exit_code: Optional[int]
     bytes: int
     lines: int
@@ -89,7 +148,8 @@ class Diagnosis:
             confidence=d["confidence"],
             verdict=Verdict(tuple(v["shows"]), tuple(v["implies"]), tuple(v["cannot_decide"])),
             evidence=tuple(Evidence._from_dict(e) for e in d["evidence"]),
-            findings=findings, exit_code=d["exit_code"], bytes=d["bytes"], lines=d["lines"],
+            findings=findings, trajectory=Trajectory._from_dict(d["trajectory"]),
+            exit_code=d["exit_code"], bytes=d["bytes"], lines=d["lines"],
             path=path, _native=result)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -102,6 +162,7 @@ class Diagnosis:
             "confidence": self.confidence, "verdict": self.verdict.to_dict(),
             "evidence": [e.to_dict() for e in self.evidence],
             "findings": [f.to_dict() for f in self.findings],
+            "trajectory": self.trajectory.to_dict(),
             "exit_code": self.exit_code, "bytes": self.bytes, "lines": self.lines,
         })
         return out

@@ -88,6 +88,24 @@ const ClassCase kCases[] = {
      "runtime_error"},
     {"traceback", "Traceback (most recent call last):\n  File \"x.py\", line 3\nKeyError: 'warmup_steps'\n",
      "traceback", "traceback"},
+    {"config_error", "usage: train.py [-h] [--lr LR]\ntrain.py: error: argument --lr: invalid float value: '3e-4x'\n",
+     "config_error", "traceback"},
+    {"data_error",
+     "Traceback (most recent call last):\njson.decoder.JSONDecodeError: Expecting ',' delimiter: line 1 column 57 (char 56)\n",
+     "data_error", "traceback"},
+    {"checkpoint_load_error_hf",
+     "ValueError: Can't find a valid checkpoint at /ckpt/run-3/checkpoint-500\n", "checkpoint_load_error",
+     "runtime_error"},
+    {"loss_divergence_monitor",
+     "Epoch 0: 100%|##| 400/400 [44:40<00:58, 10.52it/s, v_num=3, train_loss=1.863]\n"
+     "Divergence threshold reached: train_loss = 1843.2 > 100.0. Signaling Trainer to stop.\n",
+     "loss_divergence", "nan_loss"},
+    {"resume_from_scratch_announced",
+     "--resume_from_checkpoint=latest\nCheckpoint 'latest' does not exist. Starting a new training run.\n",
+     "resume_from_scratch", "generic"},
+    {"env_error_no_cuda", "AssertionError: Torch not compiled with CUDA enabled\n", "env_error", "missing_module"},
+    {"srun_labelled_traceback", "1: Traceback (most recent call last):\n1: KeyError: 'y'\n", "traceback",
+     "traceback"},
     {"rank_prefixed_traceback", "[rank1]: Traceback (most recent call last):\n[rank1]: IndexError: list index out of range\n",
      "traceback", "traceback"},
     // A scheduler's kill outranks the collective timeouts and SIGKILLs it leaves behind.
@@ -132,8 +150,9 @@ TEST_P(EveryClass, IsDiagnosed) {
   // The verdict quotes the first piece of evidence with its line number.
   const Evidence& ev = d.evidence.front();
   ASSERT_FALSE(d.verdict.shows.empty());
-  EXPECT_EQ(d.verdict.shows.front().rfind("line " + std::to_string(ev.line) + ": " + ev.text, 0), 0u)
-      << d.verdict.shows.front();
+  const std::string& shown = d.verdict.shows.front();
+  EXPECT_EQ(shown.rfind("line " + std::to_string(ev.line), 0), 0u) << shown;
+  EXPECT_NE(shown.find(ev.text), std::string::npos) << shown;
   EXPECT_FALSE(d.verdict.implies.empty());
   EXPECT_FALSE(d.verdict.cannot_decide.empty());
 }
@@ -179,7 +198,10 @@ TEST(ExitCode, AgreeingExitCodeRaisesConfidence) {
 TEST(Healthy, NeedsPositiveEvidence) {
   EXPECT_EQ(diagnose_text("step 1 loss 2.0\nstep 2 loss 1.5\n").cls, "unknown");
   EXPECT_EQ(diagnose_text("step 1 loss 2.0\nstep 2 loss 1.5\n", 0).cls, "unknown");
-  const std::string done = "step 1 loss 2.0\ntraining complete\n";
+  std::string done;
+  for (int step = 10; step <= 200; step += 10)
+    done += "step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  done += "training complete\n";
   EXPECT_EQ(diagnose_text(done).cls, "healthy");
   EXPECT_EQ(diagnose_text(done, 0).cls, "healthy");
   EXPECT_EQ(diagnose_text(done, 1).cls, "unknown");  // completed, yet the job failed

@@ -52,11 +52,32 @@ def test_exit_code_is_evidence():
 def test_to_dict_matches_the_cli_json_fields():
     d = gpudiag.diagnose(OOM).to_dict()
     assert list(d) == ["class", "g15", "family", "owner", "confidence", "verdict", "evidence",
-                       "findings", "exit_code", "bytes", "lines"]
+                       "findings", "trajectory", "exit_code", "bytes", "lines"]
     assert set(d["verdict"]) == {"shows", "implies", "cannot_decide"}
-    assert set(d["evidence"][0]) == {"rule", "class", "line", "offset", "text", "truncated", "count", "values"}
+    assert set(d["evidence"][0]) == {"rule", "class", "line", "offset", "text", "truncated", "count", "values",
+                                     "rank", "host"}
     import json
     assert json.loads(gpudiag.diagnose(OOM).to_json()) == d
+
+
+def test_trajectory_is_read_and_matches_the_cli_json():
+    log = "".join(f"step {s} loss {8.0 / s:.4f}\n" for s in range(1, 201, 10)) + "step 201 loss nan\n"
+    d = gpudiag.diagnose(log.encode())
+    assert d.class_ == "nan_loss"
+    t = d.trajectory
+    assert t.shape == "non_finite" and t.readings == 21
+    assert t.first.step == 1 and t.first.loss == 8.0 and t.first.step_reported
+    assert t.first_non_finite.line == 21
+    assert len(t.series) == 20  # the finite readings, none dropped below the cap
+    import json
+    on_the_wire = json.loads(d.to_json())
+    assert on_the_wire == d.to_dict()
+    assert on_the_wire["trajectory"]["first_non_finite"]["loss"] == "nan"
+
+
+def test_rank_of_evidence():
+    d = gpudiag.diagnose(b"[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    assert d.evidence[0].rank == 3 and d.evidence[0].host is None
 
 
 def test_str_and_html():

@@ -18,6 +18,8 @@ struct Evidence {
   bool truncated = false;    // the line was longer than the text cap
   std::uint64_t count = 0;   // lines this rule matched in the whole log
   std::map<std::string, std::string> values;  // extracted by the rule
+  std::optional<int> rank;  // the rank whose prefix tags the line
+  std::string host;         // the host the prefix names, if any
 };
 
 // Something worth knowing that is not the primary class.
@@ -26,6 +28,31 @@ struct Finding {
   std::string cls;
   std::string message;
   std::optional<Evidence> evidence;
+};
+
+// One loss value read from a progress line.
+struct LossReading {
+  double step = 0;          // the step the line reports, else the reading's ordinal (1-based)
+  double loss = 0;          // may be NaN or infinite
+  std::uint64_t line = 0;   // 1-based
+  bool step_reported = false;
+};
+
+// The loss trajectory of one rank (the first that reported a loss), read from
+// the progress lines of HF Trainer, Lightning, Megatron-LM, DeepSpeed, Keras
+// and plain `step N loss X` loops.
+struct Trajectory {
+  // none: no loss was read; too_short: fewer than 3 finite readings;
+  // decreasing; inconclusive: too few readings to call a trend;
+  // non_finite: NaN/Inf loss (or gradient norm at the last reading);
+  // diverged: rose far above its first value; plateau: flat;
+  // no_decrease: never fell meaningfully below its first value.
+  std::string shape = "none";
+  std::uint64_t readings = 0;        // every loss reading of that rank
+  std::optional<int> rank;           // the rank read, when lines carry rank prefixes
+  std::optional<double> max_step;    // the largest step a line reports
+  std::optional<LossReading> first, last, lowest, peak, first_non_finite;
+  std::vector<LossReading> series;   // evenly downsampled, at most 512 readings
 };
 
 struct Verdict {
@@ -43,6 +70,7 @@ struct Diagnosis {
   Verdict verdict;
   std::vector<Evidence> evidence;
   std::vector<Finding> findings;
+  Trajectory trajectory;
   std::optional<int> exit_code;
   std::uint64_t bytes = 0;
   std::uint64_t lines = 0;

@@ -17,6 +17,7 @@ enum class Role {
   progress,    // training advanced
   completion,  // the run finished normally
   resume,      // the run loaded a checkpoint
+  resume_request,  // the run was asked to resume from a checkpoint
 };
 std::string_view to_string(Role role);
 
@@ -37,6 +38,9 @@ struct Rule {
   std::string cls;   // fine class id
   std::string g15;   // projection: the rule's override or the class default
   Role role = Role::cause;
+  // A cause that is usually the consequence of a failure elsewhere (a peer
+  // rank dying, a launcher reaping its workers): any other cause outranks it.
+  bool cascade = false;
   std::vector<Pattern> patterns;
   std::vector<Extraction> extract;
   std::string description;

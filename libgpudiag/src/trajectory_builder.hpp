@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "gpudiag/diagnosis.hpp"
+#include "match_sink.hpp"
+#include "rule_set_impl.hpp"
+
+namespace gpudiag::detail {
+
+// What one progress line (or one carriage-return segment of it) reports.
+struct ProgressReading {
+  std::optional<double> step;
+  std::optional<double> loss;
+  bool grad_non_finite = false;
+};
+
+// Reads the training loss, step and gradient norm out of one line segment.
+// Validation and evaluation losses are not the training loss and are skipped.
+ProgressReading parse_progress(std::string_view segment);
+
+// Builds the loss trajectory from the lines that progress rules flag. Memory
+// is bounded: past `capacity` readings every other kept reading is dropped and
+// the sampling stride doubles, so the series stays evenly spread over the run.
+class TrajectoryBuilder : public MatchSink {
+ public:
+  explicit TrajectoryBuilder(const RuleSet::Impl& rules, std::size_t capacity = 512);
+  void on_hit(const LineHit& hit) override;
+  void add_line(std::string_view text, std::uint64_t line);
+  Trajectory finish() const;  // the series with its shape
+
+ private:
+  void add(const ProgressReading& r, std::uint64_t line);
+
+  const RuleSet::Impl& rules_;
+  std::size_t capacity_;
+  std::size_t stride_ = 1;
+  bool rank_chosen_ = false;
+  std::optional<int> rank_;
+  Trajectory t_;
+  std::uint64_t finite_ = 0;
+  bool last_grad_non_finite_ = false;
+  std::uint64_t last_line_ = 0;
+};
+
+}  // namespace gpudiag::detail

@@ -1,0 +1,178 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "rank_prefix.hpp"
+#include "test_util.hpp"
+#include "trajectory_builder.hpp"
+
+using namespace gpudiag;
+using namespace gpudiag::testing;
+using detail::parse_progress;
+using detail::parse_rank_prefix;
+
+namespace {
+
+std::string plain_run(int steps, double (*loss)(int), int every = 10) {
+  std::string log;
+  for (int s = 1; s <= steps; s += (s == 1 ? every - 1 : every))
+    log += "step " + std::to_string(s) + " loss " + std::to_string(loss(s)) + "\n";
+  return log;
+}
+
+}  // namespace
+
+TEST(Progress, ReadsEveryFrameworksLossLine) {
+  struct Case {
+    const char* line;
+    double step, loss;
+  } cases[] = {
+      {"step 20 loss 6.6581", 20, 6.6581},
+      {"iter 10/200 | loss 72130.21094 | lr 2.00e+00", 10, 72130.21094},
+      {"[train] epoch=0 step=10 loss=1170728.0000 lr=4", 10, 1170728.0},
+      {"{\"step\": 20, \"epoch\": 0, \"loss\": 9.4071, \"lr\": 0.0}", 20, 9.4071},
+      {" [2026-08-11 12:40:52] iteration       10/  500000 | consumed samples:  5120 | lm loss: "
+       "1.009469E+01 | loss scale: 1.0 | grad norm: 1.335 |",
+       10, 10.09469},
+      {"step 40 | loss 5.8342 | lr 6.00e-05 | 206.3 TFLOP/s", 40, 5.8342},
+  };
+  for (const auto& c : cases) {
+    auto r = parse_progress(c.line);
+    ASSERT_TRUE(r.loss) << c.line;
+    EXPECT_DOUBLE_EQ(*r.loss, c.loss) << c.line;
+    ASSERT_TRUE(r.step) << c.line;
+    EXPECT_EQ(*r.step, c.step) << c.line;
+  }
+  // HF Trainer's dict (quoted values in recent versions), a Lightning bar and
+  // a Keras line carry no step number.
+  auto hf = parse_progress("{'loss': '4.689', 'grad_norm': '1.394', 'learning_rate': '0.001867'}");
+  ASSERT_TRUE(hf.loss);
+  EXPECT_DOUBLE_EQ(*hf.loss, 4.689);
+  auto bar = parse_progress("Epoch 0:  8%|8  | 5/64 [00:00<00:02, 22.76it/s, v_num=0, train_loss=9.33e+6]");
+  ASSERT_TRUE(bar.loss);
+  EXPECT_DOUBLE_EQ(*bar.loss, 9.33e6);
+  auto keras = parse_progress("100/1875 ━━━━━━━━━━━━━━━━━━━━ 45s 39ms/step - loss: 2.2000");
+  ASSERT_TRUE(keras.loss);
+  EXPECT_DOUBLE_EQ(*keras.loss, 2.2);
+}
+
+TEST(Progress, SkipsWhatIsNotTheTrainingLoss) {
+  EXPECT_FALSE(parse_progress("epoch 3 val_loss 0.41").loss);
+  EXPECT_FALSE(parse_progress("step 3 | eval loss: 0.41").loss);
+  EXPECT_FALSE(parse_progress("iteration 7 | loss scale: 65536.0").loss);
+  EXPECT_FALSE(parse_progress("`loss_type=None` was set in the config").loss);
+  auto nan = parse_progress("step 120 loss nan");
+  ASSERT_TRUE(nan.loss);
+  EXPECT_TRUE(std::isnan(*nan.loss));
+  EXPECT_TRUE(parse_progress("{'loss': '0', 'grad_norm': 'nan'}").grad_non_finite);
+}
+
+TEST(RankPrefix, ReadsEachLaunchersTag) {
+  EXPECT_EQ(parse_rank_prefix("[rank3]: Traceback").rank, 3);
+  EXPECT_EQ(parse_rank_prefix("[default12]:step 1 loss 2").rank, 12);
+  EXPECT_EQ(parse_rank_prefix("  7: KeyError: 'y'").rank, 7);
+  auto nccl = parse_rank_prefix("dgx-b12:229161:229225 [5] NCCL INFO Using network IB");
+  EXPECT_EQ(nccl.rank, 5);
+  EXPECT_EQ(nccl.host, "dgx-b12");
+  EXPECT_FALSE(parse_rank_prefix("12:30:01 starting").rank);
+  EXPECT_FALSE(parse_rank_prefix("[2026-01-01 10:00:00] step 1").rank);
+}
+
+TEST(Trajectory, MemoryStaysBoundedAndExtremesStayExact) {
+  auto rules = RuleSet::builtin(CacheOptions{false, {}});
+  detail::TrajectoryBuilder b(rules->impl(), 512);
+  const int n = 200000;
+  for (int s = 1; s <= n; ++s)
+    b.add_line("step " + std::to_string(s) + " loss " + std::to_string(s == 777 ? 99.0 : 10.0 / s),
+               static_cast<std::uint64_t>(s));
+  Trajectory t = b.finish();
+  EXPECT_EQ(t.readings, static_cast<std::uint64_t>(n));
+  EXPECT_LE(t.series.size(), 512u);
+  EXPECT_GE(t.series.size(), 256u);
+  EXPECT_EQ(t.first->step, 1);
+  EXPECT_EQ(t.last->step, n);
+  EXPECT_EQ(t.peak->step, 777);  // kept exactly, though the series dropped it
+  EXPECT_EQ(t.max_step, n);
+  // Evenly spread: the kept steps are one stride apart.
+  double stride = t.series[1].step - t.series[0].step;
+  for (std::size_t i = 1; i < t.series.size(); ++i)
+    EXPECT_EQ(t.series[i].step - t.series[i - 1].step, stride);
+}
+
+TEST(Trajectory, FollowsOneRankOnly) {
+  std::string log;
+  for (int s = 1; s <= 100; s += 10) {
+    log += "[default0]:step " + std::to_string(s) + " loss " + std::to_string(5.0 / s) + "\n";
+    log += "[default1]:step " + std::to_string(s) + " loss " + std::to_string(50.0 * s) + "\n";
+  }
+  Diagnosis d = diagnose_text(log + "[default0]:training complete\n");
+  EXPECT_EQ(d.trajectory.rank, 0);
+  EXPECT_EQ(d.trajectory.readings, 10u);
+  EXPECT_EQ(d.trajectory.shape, "decreasing");
+  EXPECT_EQ(d.cls, "healthy");
+}
+
+TEST(TrainingCorrectness, HealthyNeedsALossThatFell) {
+  Diagnosis d = diagnose_text(plain_run(200, [](int s) { return 8.0 / s; }) + "training complete\n", 0);
+  EXPECT_EQ(d.cls, "healthy");
+  EXPECT_EQ(d.trajectory.shape, "decreasing");
+  bool says_fell = false;
+  for (const auto& s : d.verdict.shows) says_fell |= s.find("the loss fell from 8") != std::string::npos;
+  EXPECT_TRUE(says_fell);
+  // Completed, but nothing shows training: healthy, and the verdict says what it cannot know.
+  Diagnosis bare = diagnose_text("training complete\n", 0);
+  EXPECT_EQ(bare.cls, "healthy");
+  bool unverifiable = false;
+  for (const auto& s : bare.verdict.cannot_decide)
+    unverifiable |= s.find("no loss trajectory") != std::string::npos;
+  EXPECT_TRUE(unverifiable);
+}
+
+TEST(TrainingCorrectness, DivergencePlateauAndNoDecrease) {
+  auto spike = diagnose_text(plain_run(200, [](int s) { return s < 30 ? 8.0 : 300.0 / (s - 28); }) +
+                             "training complete\n");
+  EXPECT_EQ(spike.cls, "loss_divergence");
+  EXPECT_EQ(spike.trajectory.shape, "diverged");
+  EXPECT_EQ(spike.g15, "nan_loss");
+
+  auto flat = diagnose_text(plain_run(200, [](int s) { return 4.70 + 0.01 * (s % 3); }) +
+                            "training complete\n");
+  EXPECT_EQ(flat.trajectory.shape, "plateau");
+  EXPECT_EQ(flat.cls, "loss_divergence");
+
+  // lr = 0: the batches differ, so the loss wanders, but it never trends down.
+  auto wander = diagnose_text(
+      plain_run(300, [](int s) { return 8.75 - 1.5 * std::sin(s * 0.7) - (s > 100 ? 1.0 : 0.0); }) +
+      "training complete\n");
+  EXPECT_EQ(wander.trajectory.shape, "no_decrease");
+  EXPECT_EQ(wander.cls, "loss_divergence");
+
+  auto nan = diagnose_text("step 1 loss 2.3\nstep 2 loss 2.1\nstep 3 loss nan\ntraining complete\n");
+  EXPECT_EQ(nan.cls, "nan_loss");
+  EXPECT_EQ(nan.trajectory.first_non_finite->line, 3u);
+}
+
+TEST(TrainingCorrectness, ResumeThatStartsOver) {
+  const std::string run = plain_run(200, [](int s) { return 8.0 / s; }) + "training complete\n";
+  auto scratch = diagnose_text("args: resume_dir='/ckpt/run-7'\n" + run);
+  EXPECT_EQ(scratch.cls, "resume_from_scratch");
+  EXPECT_EQ(scratch.evidence.front().values.at("checkpoint"), "/ckpt/run-7");
+  auto resumed = diagnose_text("args: resume_dir='/ckpt/run-7'\nresumed from /ckpt/run-7/last.pt\n" + run);
+  EXPECT_EQ(resumed.cls, "healthy");
+  auto not_asked = diagnose_text("args: resume_dir=None\n" + run);
+  EXPECT_EQ(not_asked.cls, "healthy");
+}
+
+TEST(TrainingCorrectness, UndertrainedCountsSteps) {
+  auto short_run = diagnose_text("step 1 loss 8.75\nstep 2 loss 4.23\ntraining finished: 2 steps in 0.1s\n", 0);
+  EXPECT_EQ(short_run.cls, "undertrained");
+  // HF Trainer prints no step numbers; its summary gives runtime x steps/s.
+  auto hf = diagnose_text(
+      "{'loss': '4.706', 'grad_norm': '2.131', 'learning_rate': '0.002', 'epoch': '0.03'}\n"
+      "{'train_runtime': '0.935', 'train_samples_per_second': '25.67', 'train_steps_per_second': "
+      "'3.209', 'train_loss': '4.695', 'epoch': '0.09'}\n");
+  EXPECT_EQ(hf.cls, "undertrained");
+  auto lightning = diagnose_text("`Trainer.fit` stopped: `max_steps=3` reached.\n");
+  EXPECT_EQ(lightning.cls, "undertrained");
+}
