@@ -257,6 +257,24 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
         exit_reading = ExitReading::disagrees;
       }
     }
+    if (t.last && !d.evidence.empty()) {
+      const Evidence& cause = d.evidence.front();
+      const LossReading& r = *t.last;
+      if (r.line < cause.line) {
+        std::string reached = "training had reached " + where(r) + ", loss " + number(r.loss);
+        // A time limit or a hung collective: was the run still moving?
+        if (d.cls == "timeout" || d.cls == "nccl_timeout") {
+          std::uint64_t gap = cause.line - r.line;
+          reached += gap <= 20 ? ", " + std::to_string(gap) +
+                                     (gap == 1 ? " line" : " lines") +
+                                     " before it was stopped: nothing shows it had stalled"
+                               : "; then " + std::to_string(gap) +
+                                     " lines without a loss reading before it was stopped: it had "
+                                     "most likely gone silent";
+        }
+        notes.push_back(reached);
+      }
+    }
     if (t.shape == "non_finite" || t.shape == "diverged" || t.shape == "plateau" ||
         t.shape == "no_decrease")
       d.findings.push_back({"trajectory", t.shape == "non_finite" ? "nan_loss" : "loss_divergence",

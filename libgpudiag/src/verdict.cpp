@@ -84,6 +84,10 @@ Verdict build_verdict(const Diagnosis& d, const ClassInfo& info, std::size_t rul
     v.cannot_decide.push_back(
         "Whether training was correct: no loss trajectory was recognised, so nothing shows the "
         "loss decreasing.");
+  if ((d.cls == "timeout" || d.cls == "nccl_timeout") && d.trajectory.last)
+    v.cannot_decide.push_back(
+        "How long the run went without progress before it was stopped: lines are compared by "
+        "position, not by their timestamps.");
   if (!d.exit_code && (d.cls == "unknown" || d.cls == "healthy" || d.family == "signal"))
     v.cannot_decide.push_back("The exit status: it was not given.");
   return v;
