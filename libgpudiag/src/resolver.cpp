@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "gpudiag/taxonomy.hpp"
 #include "verdict.hpp"
@@ -163,13 +164,18 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
     return static_cast<std::size_t>(std::count_if(
         t.series.begin(), t.series.end(), [&](const LossReading& r) { return r.line > line; }));
   };
-  auto recovered = [&](unsigned i) {
+  auto survived = [&](unsigned i) {
     if (completed && clean_exit && last_line(i) < completion_line) return true;
     if (set[i].cls == "cuda_oom" || set[i].cls == "ram_oom")
       return last_evidence_of(i).rank == t.rank &&
              readings_after(last_line(i)) >= kReadingsAfterRecovery;
     return false;
   };
+  // Decided once per rule: it extracts values from the rule's last line.
+  std::vector<char> recovered_rule(set.size(), 0);
+  for (unsigned i = 0; i < set.size(); ++i)
+    recovered_rule[i] = set[i].role == Role::cause && matched(i) && survived(i);
+  auto recovered = [&](unsigned i) { return recovered_rule[i] != 0; };
 
   // Root cause over cascade: a specific cause outranks whatever it sets off on
   // other ranks (cascade rules), and both outrank the generic exception that
