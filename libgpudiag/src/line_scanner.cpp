@@ -28,8 +28,16 @@ LineScanner::LineScanner(const RuleSet::Impl& rules, MatchSink& sink, std::size_
     : rules_(rules), sink_(sink), text_cap_(std::max<std::size_t>(text_cap, 16)),
       last_line_(rules.rules.size(), 0) {
   if (hs_alloc_scratch(rules_.db.get(), &scratch_) != HS_SUCCESS) throw std::bad_alloc();
+  // Confirming runs inside the stream's match callback, while its scratch is
+  // in use, so it needs scratch of its own.
+  if (rules_.confirm_db &&
+      hs_alloc_scratch(rules_.confirm_db.get(), &confirm_scratch_) != HS_SUCCESS) {
+    hs_free_scratch(scratch_);
+    throw std::bad_alloc();
+  }
   if (hs_open_stream(rules_.db.get(), 0, &stream_) != HS_SUCCESS) {
     hs_free_scratch(scratch_);
+    hs_free_scratch(confirm_scratch_);
     throw std::bad_alloc();
   }
 }
@@ -37,6 +45,7 @@ LineScanner::LineScanner(const RuleSet::Impl& rules, MatchSink& sink, std::size_
 LineScanner::~LineScanner() {
   if (stream_) hs_close_stream(stream_, scratch_, nullptr, nullptr);
   hs_free_scratch(scratch_);
+  hs_free_scratch(confirm_scratch_);
 }
 
 std::uint64_t LineScanner::lines() const {
@@ -52,11 +61,11 @@ void LineScanner::scan(std::string_view piece) {
   if (hs_scan_stream(stream_, piece.data(), static_cast<unsigned>(piece.size()), 0, scratch_,
                      &LineScanner::on_match, this) != HS_SUCCESS)
     throw std::runtime_error("Hyperscan failed while scanning");
-  remember_tail();
-
   const char* begin = piece.data();
   const char* end = begin + piece.size();
-  piece_line_ += count_newlines(begin, end);
+  const std::uint64_t newlines = count_newlines(begin, end);
+  remember_tail(newlines);
+  piece_line_ += newlines;
   if (const char* nl = find_last_newline(begin, end))
     open_line_start_ = piece_start_ + static_cast<std::uint64_t>(nl - begin) + 1;
   last_byte_newline_ = piece.back() == '\n';
@@ -64,7 +73,7 @@ void LineScanner::scan(std::string_view piece) {
   piece_ = {};
 }
 
-void LineScanner::remember_tail() {
+void LineScanner::remember_tail(std::uint64_t piece_newlines) {
   // The line holding the piece's last byte, cut to the text cap.
   const char* begin = piece_.data();
   const char* end = begin + piece_.size();
@@ -74,7 +83,8 @@ void LineScanner::remember_tail() {
   const char* line_begin = nl ? nl + 1 : begin;
   tail_truncated_ = !nl && open_line_start_ < piece_start_;
   tail_start_ = nl ? piece_start_ + static_cast<std::uint64_t>(line_begin - begin) : open_line_start_;
-  tail_line_ = piece_line_ + count_newlines(begin, line_begin);
+  // Every newline of the piece but a final one lies before the tail line.
+  tail_line_ = piece_line_ + piece_newlines - (end[-1] == '\n' ? 1 : 0);
   if (static_cast<std::size_t>(line_end - line_begin) > text_cap_) {
     line_begin = line_end - text_cap_;
     tail_truncated_ = true;
@@ -91,11 +101,31 @@ void LineScanner::finish() {
 int LineScanner::on_match(unsigned id, unsigned long long, unsigned long long to, unsigned,
                           void* context) {
   auto* self = static_cast<LineScanner*>(context);
-  self->report(self->rules_.pattern_rule[id], to);
+  self->report(id, to);
   return 0;  // keep scanning
 }
 
-void LineScanner::report(unsigned rule, std::uint64_t end) {
+bool LineScanner::confirmed(unsigned pattern, std::string_view line) {
+  struct Wanted {
+    unsigned pattern;
+    bool found;
+  } wanted{pattern, false};
+  auto on_confirm = [](unsigned id, unsigned long long, unsigned long long, unsigned,
+                       void* context) -> int {
+    auto* w = static_cast<Wanted*>(context);
+    if (id != w->pattern) return 0;
+    w->found = true;
+    return 1;  // stop: the answer is known
+  };
+  hs_error_t rc = hs_scan(rules_.confirm_db.get(), line.data(), static_cast<unsigned>(line.size()),
+                          0, confirm_scratch_, on_confirm, &wanted);
+  if (rc != HS_SUCCESS && rc != HS_SCAN_TERMINATED)
+    throw std::runtime_error("Hyperscan failed while confirming a match");
+  return wanted.found;
+}
+
+void LineScanner::report(unsigned pattern, std::uint64_t end) {
+  const unsigned rule = rules_.pattern_rule[pattern];
   // The last byte of the match decides which line it belongs to.
   std::uint64_t pos = end > 0 ? end - 1 : 0;
   LineHit hit{rule, 0, 0, {}, false, {}};
@@ -132,6 +162,7 @@ void LineScanner::report(unsigned rule, std::uint64_t end) {
       text = text.substr(start, text_cap_);
       hit.truncated = true;
     }
+    if (rules_.line_start[pattern] && !confirmed(pattern, hit.full)) return;
     hit.text = text;
   } else {
     hit.line = tail_line_;
@@ -140,6 +171,7 @@ void LineScanner::report(unsigned rule, std::uint64_t end) {
     hit.text = strip_cr(tail_);
     hit.full = hit.text;
     hit.truncated = tail_truncated_;
+    if (rules_.line_start[pattern] && !confirmed(pattern, hit.full)) return;
   }
   last_line_[rule] = hit.line;
   sink_.on_hit(hit);

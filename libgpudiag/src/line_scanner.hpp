@@ -32,13 +32,17 @@ class LineScanner {
  private:
   static int on_match(unsigned id, unsigned long long from, unsigned long long to,
                       unsigned flags, void* context);
-  void report(unsigned rule, std::uint64_t end);
-  void remember_tail();
+  void report(unsigned pattern, std::uint64_t end);
+  // Whether a line_start pattern, found somewhere in `line`, also matches at
+  // the start of its message.
+  bool confirmed(unsigned pattern, std::string_view line);
+  void remember_tail(std::uint64_t piece_newlines);
 
   const RuleSet::Impl& rules_;
   MatchSink& sink_;
   std::size_t text_cap_;
   hs_scratch_t* scratch_ = nullptr;
+  hs_scratch_t* confirm_scratch_ = nullptr;
   hs_stream_t* stream_ = nullptr;
 
   std::string_view piece_;           // the piece being scanned

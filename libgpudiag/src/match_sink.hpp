@@ -26,18 +26,4 @@ class MatchSink {
   virtual void on_hit(const LineHit& hit) = 0;
 };
 
-// Hands every hit to two sinks, in order.
-class TeeSink : public MatchSink {
- public:
-  TeeSink(MatchSink& a, MatchSink& b) : a_(a), b_(b) {}
-  void on_hit(const LineHit& hit) override {
-    a_.on_hit(hit);
-    b_.on_hit(hit);
-  }
-
- private:
-  MatchSink& a_;
-  MatchSink& b_;
-};
-
 }  // namespace gpudiag::detail

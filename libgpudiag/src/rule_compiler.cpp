@@ -12,11 +12,25 @@ unsigned pattern_flags(const Rule& rule, const Pattern& pattern) {
     else if (f == "dotall") flags |= HS_FLAG_DOTALL;
     else if (f == "utf8") flags |= HS_FLAG_UTF8;
     else if (f == "ucp") flags |= HS_FLAG_UTF8 | HS_FLAG_UCP;
+    else if (f == "line_start") continue;  // checked per line, see compile_rules
     else
-      throw RuleError(rule.source, rule.id,
-                      "unknown flag \"" + f + "\" (expected caseless, dotall, utf8 or ucp)");
+      throw RuleError(rule.source, rule.id, "unknown flag \"" + f +
+                                                "\" (expected caseless, dotall, utf8, ucp or line_start)");
   }
   return flags;
+}
+
+static bool is_line_start(const Pattern& pattern) {
+  for (const auto& f : pattern.flags)
+    if (f == "line_start") return true;
+  return false;
+}
+
+std::vector<char> line_start_map(const std::vector<Rule>& rules) {
+  std::vector<char> map;
+  for (const auto& rule : rules)
+    for (const auto& p : rule.patterns) map.push_back(is_line_start(p));
+  return map;
 }
 
 std::vector<unsigned> pattern_rule_map(const std::vector<Rule>& rules) {
@@ -26,38 +40,73 @@ std::vector<unsigned> pattern_rule_map(const std::vector<Rule>& rules) {
   return map;
 }
 
-CompiledRules compile_rules(const std::vector<Rule>& rules) {
-  CompiledRules out;
-  out.pattern_rule = pattern_rule_map(rules);
-  std::vector<const char*> expressions;
-  std::vector<unsigned> flags, ids;
-  for (const auto& rule : rules) {
-    for (const auto& p : rule.patterns) {
-      ids.push_back(static_cast<unsigned>(expressions.size()));
-      expressions.push_back(p.regex.c_str());
-      flags.push_back(pattern_flags(rule, p));
-    }
-  }
+namespace {
+
+// What may stand before a message on its line: bracketed tags such as
+// `[rank3]:` or `[2024-05-01 10:00:00]`, and srun --label's `3: `.
+constexpr const char* kLinePrefix = R"(^(?:\[[^\]\n]*\]:?\s*|\s*\d+: )*)";
+
+HsDatabase compile_database(const std::vector<Rule>& rules,
+                            const std::vector<unsigned>& pattern_rule,
+                            const std::vector<std::string>& expressions,
+                            const std::vector<unsigned>& flags, const std::vector<unsigned>& ids,
+                            unsigned mode) {
+  std::vector<const char*> c_expressions;
+  for (const auto& e : expressions) c_expressions.push_back(e.c_str());
   hs_database_t* db = nullptr;
   hs_compile_error_t* error = nullptr;
-  hs_error_t rc = hs_compile_multi(expressions.data(), flags.data(), ids.data(),
-                                   static_cast<unsigned>(expressions.size()), HS_MODE_STREAM,
-                                   nullptr, &db, &error);
+  hs_error_t rc = hs_compile_multi(c_expressions.data(), flags.data(), ids.data(),
+                                   static_cast<unsigned>(expressions.size()), mode, nullptr, &db,
+                                   &error);
   if (rc != HS_SUCCESS) {
     std::string message = error ? error->message : "unknown Hyperscan error";
     int expression = error ? error->expression : -1;
     hs_free_compile_error(error);
     if (expression >= 0 && static_cast<std::size_t>(expression) < expressions.size()) {
-      const Rule& rule = rules[out.pattern_rule[expression]];
+      unsigned id = ids[expression];
+      const Rule& rule = rules[pattern_rule[id]];
       std::size_t first = 0;
-      while (out.pattern_rule[first] != out.pattern_rule[expression]) ++first;
+      while (pattern_rule[first] != pattern_rule[id]) ++first;
       throw RuleError(rule.source, rule.id,
-                      "pattern " + std::to_string(expression - first + 1) + " /" +
-                          expressions[expression] + "/ does not compile: " + message);
+                      "pattern " + std::to_string(id - first + 1) + " /" +
+                          rule.patterns[id - first].regex + "/ does not compile: " + message);
     }
     throw RuleError("", "", "Hyperscan could not compile the rules: " + message);
   }
-  out.db.reset(db);
+  return HsDatabase(db);
+}
+
+}  // namespace
+
+CompiledRules compile_rules(const std::vector<Rule>& rules) {
+  CompiledRules out;
+  out.pattern_rule = pattern_rule_map(rules);
+  out.line_start = line_start_map(rules);
+  // The stream database looks for line_start patterns anywhere, which keeps
+  // its automaton free of a state that restarts at every line; a hit is then
+  // confirmed on its one line against the anchored form in a block database.
+  std::vector<std::string> stream_expr, confirm_expr;
+  std::vector<unsigned> stream_flags, stream_ids, confirm_flags, confirm_ids;
+  unsigned id = 0;
+  for (const auto& rule : rules) {
+    for (const auto& p : rule.patterns) {
+      unsigned flags = pattern_flags(rule, p);
+      stream_expr.push_back(p.regex);
+      stream_flags.push_back(flags);
+      stream_ids.push_back(id);
+      if (out.line_start[id]) {
+        confirm_expr.push_back(std::string(kLinePrefix) + "(?:" + p.regex + ")");
+        confirm_flags.push_back(flags | HS_FLAG_SINGLEMATCH);
+        confirm_ids.push_back(id);
+      }
+      ++id;
+    }
+  }
+  out.db = compile_database(rules, out.pattern_rule, stream_expr, stream_flags, stream_ids,
+                            HS_MODE_STREAM);
+  if (!confirm_expr.empty())
+    out.confirm_db = compile_database(rules, out.pattern_rule, confirm_expr, confirm_flags,
+                                      confirm_ids, HS_MODE_BLOCK);
   return out;
 }
 

@@ -7,12 +7,17 @@
 namespace gpudiag::detail {
 
 struct CompiledRules {
-  HsDatabase db;
+  HsDatabase db;          // streaming, every pattern
+  HsDatabase confirm_db;  // block mode, anchored forms of line_start patterns; may be null
   std::vector<unsigned> pattern_rule;
+  std::vector<char> line_start;  // per pattern id
 };
 
 // The Hyperscan flags of a pattern; throws RuleError on an unknown flag.
 unsigned pattern_flags(const Rule& rule, const Pattern& pattern);
+
+// Pattern id -> whether its match must begin a line's message.
+std::vector<char> line_start_map(const std::vector<Rule>& rules);
 
 // One streaming database for all patterns; a bad pattern throws RuleError with
 // Hyperscan's message.

@@ -99,9 +99,20 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
   }
 
   std::filesystem::path dir = cache.dir.empty() ? detail::default_cache_dir() : cache.dir;
+  impl->line_start = detail::line_start_map(impl->rules);
+  const bool wants_confirm =
+      std::find(impl->line_start.begin(), impl->line_start.end(), 1) != impl->line_start.end();
+  // The block database of line_start patterns is cached beside the stream one;
+  // both must load, or both are compiled again.
+  std::filesystem::path confirm_file;
   if (cache.enabled && !dir.empty()) {
     impl->cache_file = dir / (impl->digest + ".hsdb");
+    confirm_file = dir / (impl->digest + ".line_start.hsdb");
     impl->db = detail::load_cached_database(impl->cache_file, impl->digest);
+    if (impl->db && wants_confirm) {
+      impl->confirm_db = detail::load_cached_database(confirm_file, impl->digest);
+      if (!impl->confirm_db) impl->db.reset();
+    }
     if (impl->db) {
       impl->pattern_rule = detail::pattern_rule_map(impl->rules);
       impl->cache_outcome = CacheOutcome::hit;
@@ -110,9 +121,12 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
   if (!impl->db) {
     auto compiled = detail::compile_rules(impl->rules);
     impl->db = std::move(compiled.db);
+    impl->confirm_db = std::move(compiled.confirm_db);
     impl->pattern_rule = std::move(compiled.pattern_rule);
     if (!impl->cache_file.empty()) {
-      bool stored = detail::store_cached_database(impl->cache_file, impl->digest, impl->db.get());
+      bool stored = detail::store_cached_database(impl->cache_file, impl->digest, impl->db.get()) &&
+                    (!impl->confirm_db || detail::store_cached_database(confirm_file, impl->digest,
+                                                                        impl->confirm_db.get()));
       impl->cache_outcome =
           stored ? CacheOutcome::compiled_and_stored : CacheOutcome::compiled_not_stored;
       if (!stored) impl->cache_file.clear();

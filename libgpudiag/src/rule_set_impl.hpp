@@ -26,7 +26,9 @@ struct RuleSet::Impl {
   std::vector<Rule> rules;
   std::vector<std::vector<CompiledExtraction>> extractions;  // per rule
   std::vector<unsigned> pattern_rule;  // Hyperscan expression id -> rule index
-  HsDatabase db;
+  HsDatabase db;                  // streaming, every pattern
+  HsDatabase confirm_db;          // block mode: anchored forms of line_start patterns, or null
+  std::vector<char> line_start;   // Hyperscan expression id -> confirmed per line
   std::string origin;
   std::string digest;
   CacheOutcome cache_outcome = CacheOutcome::disabled;

@@ -23,8 +23,7 @@ struct Stream::Impl {
   std::shared_ptr<const RuleSet> rules;
   DiagnoseOptions options;
   detail::EvidenceCollector collector;
-  detail::TrajectoryBuilder trajectory;
-  detail::TeeSink sink;
+  detail::TrajectoryBuilder trajectory;  // filters progress hits on their way to the collector
   detail::LineScanner scanner;
   std::string carry;
   bool finished = false;
@@ -33,9 +32,8 @@ struct Stream::Impl {
       : rules(std::move(r)),
         options(o),
         collector(rules->rules().size()),
-        trajectory(rules->impl()),
-        sink(collector, trajectory),
-        scanner(rules->impl(), sink, options.text_cap) {
+        trajectory(rules->impl(), &collector),
+        scanner(rules->impl(), trajectory, options.text_cap) {
     if (options.chunk_size < 64) options.chunk_size = 64;
     carry.reserve(options.chunk_size);
   }

@@ -1,6 +1,7 @@
 #include "trajectory_builder.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <numeric>
@@ -22,11 +23,45 @@ bool iequals_at(std::string_view s, std::size_t pos, std::string_view word) {
   return true;
 }
 
-std::size_t find_caseless(std::string_view s, std::string_view word, std::size_t from) {
-  for (std::size_t pos = from; pos + word.size() <= s.size(); ++pos)
-    if (iequals_at(s, pos, word)) return pos;
-  return std::string_view::npos;
-}
+// Where the keywords the reader looks for begin in a segment. Found in one
+// pass, because every line that mentions the loss comes through here.
+struct KeywordSites {
+  struct List {
+    static constexpr std::size_t kMax = 16;  // more mentions than this are not a progress line
+    std::array<std::size_t, kMax> at;  // only the first n are set
+    std::size_t n = 0;
+    void add(std::size_t pos) {
+      if (n < kMax) at[n++] = pos;
+    }
+    const std::size_t* begin() const { return at.data(); }
+    const std::size_t* end() const { return at.data() + n; }
+  };
+  List loss, step, iter, iteration, grad_norm;  // grad_norm holds "grad_norm" and "grad norm"
+
+  explicit KeywordSites(std::string_view s) {
+    for (std::size_t pos = 0; pos < s.size(); ++pos) {
+      switch (lower(s[pos])) {
+        case 'l':
+          if (iequals_at(s, pos, "loss")) loss.add(pos);
+          break;
+        case 's':
+          if (iequals_at(s, pos, "step")) step.add(pos);
+          break;
+        case 'i':
+          if (iequals_at(s, pos, "iter")) {
+            iter.add(pos);
+            if (iequals_at(s, pos + 4, "ation")) iteration.add(pos);
+          }
+          break;
+        case 'g':
+          if (iequals_at(s, pos, "grad") && (iequals_at(s, pos + 4, "_norm") || iequals_at(s, pos + 4, " norm")))
+            grad_norm.add(pos);
+          break;
+        default: break;
+      }
+    }
+  }
+};
 
 // Skips what separates a key from its value: quotes, blanks, one ':' or '='.
 std::size_t skip_separator(std::string_view s, std::size_t pos) {
@@ -68,40 +103,44 @@ std::optional<double> read_value(std::string_view s, std::size_t pos, std::size_
 }
 
 // The word just before `pos` (skipping one blank), lower-cased.
-std::string previous_word(std::string_view s, std::size_t pos) {
+std::string_view previous_word(std::string_view s, std::size_t pos, char (&buffer)[16]) {
   std::size_t end = pos;
   while (end > 0 && (s[end - 1] == ' ' || s[end - 1] == '_')) --end;
   std::size_t start = end;
-  while (start > 0 && is_alpha(s[start - 1])) --start;
-  std::string w(s.substr(start, end - start));
-  for (char& c : w) c = lower(c);
-  return w;
+  while (start > 0 && is_alpha(s[start - 1]) && end - start < sizeof buffer) --start;
+  if (start > 0 && is_alpha(s[start - 1])) return "";  // longer than any word compared with
+  for (std::size_t i = start; i < end; ++i) buffer[i - start] = lower(s[i]);
+  return {buffer, end - start};
 }
 
-std::optional<double> find_loss(std::string_view s) {
-  for (std::size_t pos = 0; (pos = find_caseless(s, "loss", pos)) != std::string_view::npos;
-       pos += 4) {
+std::optional<double> find_loss(std::string_view s, const KeywordSites& sites) {
+  for (std::size_t pos : sites.loss) {
     std::size_t after = pos + 4;
     if (after < s.size() && is_word(s[after])) continue;  // loss_scale, losses
     if (pos > 0 && is_digit(s[pos - 1])) continue;
-    std::string before = previous_word(s, pos);
+    char buffer[16];
+    std::string_view before = previous_word(s, pos, buffer);
     bool glued = pos > 0 && is_word(s[pos - 1]);  // train_loss, lm_loss, valloss
     if (before == "val" || before == "valid" || before == "validation" || before == "eval" ||
         before == "test" || before == "final" || before == "avg" || before == "mean" ||
         before == "best")
       continue;
     if (glued && !(before == "train" || before == "training" || before == "lm")) continue;
+    // Outside a progress bar, `train_loss` is the run's average printed at the
+    // end (HF's train_runtime summary, a script's last line), not a reading.
+    if (glued && before != "lm" && s.find("it/s") == s.npos && s.find("s/it") == s.npos) continue;
     if (auto v = read_value(s, skip_separator(s, after))) return v;
   }
   return std::nullopt;
 }
 
-std::optional<double> find_step(std::string_view s) {
-  for (std::string_view key : {"iteration", "step", "iter"}) {
-    for (std::size_t pos = 0; pos < s.size(); ++pos) {
-      if (!iequals_at(s, pos, key)) continue;
+std::optional<double> find_step(std::string_view s, const KeywordSites& sites) {
+  const std::pair<const KeywordSites::List*, std::size_t> keys[] = {
+      {&sites.iteration, 9}, {&sites.step, 4}, {&sites.iter, 4}};
+  for (auto [list, length] : keys) {
+    for (std::size_t pos : *list) {
       if (pos > 0 && is_alpha(s[pos - 1])) continue;  // global_step is fine, "steps" is not
-      std::size_t after = pos + key.size();
+      std::size_t after = pos + length;
       if (after < s.size() && is_alpha(s[after])) continue;
       std::size_t at = skip_separator(s, after);
       std::size_t end = 0;
@@ -112,14 +151,10 @@ std::optional<double> find_step(std::string_view s) {
   return std::nullopt;
 }
 
-bool grad_norm_non_finite(std::string_view s) {
-  for (std::string_view key : {"grad_norm", "grad norm"}) {
-    std::size_t pos = 0;
-    while ((pos = find_caseless(s, key, pos)) != std::string_view::npos) {
-      pos += key.size();
-      auto v = read_value(s, skip_separator(s, pos));
-      if (v && !std::isfinite(*v)) return true;
-    }
+bool grad_norm_non_finite(std::string_view s, const KeywordSites& sites) {
+  for (std::size_t pos : sites.grad_norm) {
+    auto v = read_value(s, skip_separator(s, pos + 9));
+    if (v && !std::isfinite(*v)) return true;
   }
   return false;
 }
@@ -157,25 +192,37 @@ double trend(const std::vector<double>& loss) {
 
 ProgressReading parse_progress(std::string_view segment) {
   ProgressReading r;
-  r.loss = find_loss(segment);
-  if (r.loss) r.step = find_step(segment);
-  r.grad_non_finite = grad_norm_non_finite(segment);
+  const KeywordSites sites(segment);
+  if (sites.loss.n == 0) return r;
+  r.loss = find_loss(segment, sites);
+  if (r.loss) r.step = find_step(segment, sites);
+  r.grad_non_finite = grad_norm_non_finite(segment, sites);
   return r;
 }
 
-TrajectoryBuilder::TrajectoryBuilder(const RuleSet::Impl& rules, std::size_t capacity)
-    : rules_(rules), capacity_(std::max<std::size_t>(capacity, 16)) {}
+TrajectoryBuilder::TrajectoryBuilder(const RuleSet::Impl& rules, MatchSink* next,
+                                     std::size_t capacity)
+    : rules_(rules), next_(next), capacity_(std::max<std::size_t>(capacity, 16)) {}
 
 void TrajectoryBuilder::on_hit(const LineHit& hit) {
-  // Two progress rules matching one line still make one set of readings.
-  if (rules_.rules[hit.rule].role != Role::progress || hit.line == last_line_) return;
-  last_line_ = hit.line;
-  add_line(hit.full, hit.line);
+  if (rules_.rules[hit.rule].role == Role::progress) {
+    // Two progress rules matching one line still make one set of readings.
+    if (hit.line != last_line_) {
+      last_line_ = hit.line;
+      last_line_read_ = add_line(hit.full, hit.line);
+    }
+    if (!last_line_read_) return;
+  }
+  if (next_) next_->on_hit(hit);
 }
 
-void TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line) {
+bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line) {
   RankTag tag = parse_rank_prefix(text);
+  // Every rank prints the same run; once one is followed, the others' lines
+  // are not read at all, which is most of a multi-rank log's progress lines.
+  if (rank_chosen_ && tag.rank != rank_) return false;
   text.remove_prefix(tag.prefix_length);
+  bool read = false;
   // tqdm redraws its bar with carriage returns: one line, many readings.
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -183,17 +230,18 @@ void TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line) {
     std::string_view seg = text.substr(start, cr == std::string_view::npos ? text.npos : cr - start);
     ProgressReading r = parse_progress(seg);
     if (r.loss) {
+      read = true;
       if (!rank_chosen_) {
         rank_chosen_ = true;
         rank_ = tag.rank;
         t_.rank = tag.rank;
       }
-      if (tag.rank != rank_) return;  // another rank's copy of the same run
       add(r, line);
     }
     if (cr == std::string_view::npos) break;
     start = cr + 1;
   }
+  return read;
 }
 
 void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {

@@ -25,17 +25,25 @@ ProgressReading parse_progress(std::string_view segment);
 // Builds the loss trajectory from the lines that progress rules flag. Memory
 // is bounded: past `capacity` readings every other kept reading is dropped and
 // the sampling stride doubles, so the series stays evenly spread over the run.
+//
+// It also stands in front of the next sink as a filter: progress rules only
+// say that a line mentions the loss, so a progress hit is passed on only when
+// the line holds a reading of the rank being followed; every other hit is
+// passed on as it is.
 class TrajectoryBuilder : public MatchSink {
  public:
-  explicit TrajectoryBuilder(const RuleSet::Impl& rules, std::size_t capacity = 512);
+  explicit TrajectoryBuilder(const RuleSet::Impl& rules, MatchSink* next = nullptr,
+                             std::size_t capacity = 512);
   void on_hit(const LineHit& hit) override;
-  void add_line(std::string_view text, std::uint64_t line);
+  // Whether the line held a training-loss reading of the rank being followed.
+  bool add_line(std::string_view text, std::uint64_t line);
   Trajectory finish() const;  // the series with its shape
 
  private:
   void add(const ProgressReading& r, std::uint64_t line);
 
   const RuleSet::Impl& rules_;
+  MatchSink* next_;
   std::size_t capacity_;
   std::size_t stride_ = 1;
   bool rank_chosen_ = false;
@@ -44,6 +52,7 @@ class TrajectoryBuilder : public MatchSink {
   std::uint64_t finite_ = 0;
   bool last_grad_non_finite_ = false;
   std::uint64_t last_line_ = 0;
+  bool last_line_read_ = false;  // whether last_line_ held a reading
 };
 
 }  // namespace gpudiag::detail

@@ -33,6 +33,27 @@ TEST(Cache, StoredThenReused) {
   EXPECT_TRUE(still_works(second));
 }
 
+TEST(Cache, LineStartDatabaseIsCachedBesideTheStreamOne) {
+  TempDir rules, cache;
+  write_file(rules.path() / "r.json", R"({"rules": [{"id": "a", "class": "segfault", "patterns": [
+      {"regex": "boom", "flags": ["line_start"]}]}]})");
+  auto first = load(rules, cache.path());
+  EXPECT_EQ(first->cache_outcome(), CacheOutcome::compiled_and_stored);
+  auto confirm_file = first->cache_file();
+  confirm_file.replace_extension(".line_start.hsdb");
+  ASSERT_TRUE(std::filesystem::exists(confirm_file));
+  auto second = load(rules, cache.path());
+  EXPECT_EQ(second->cache_outcome(), CacheOutcome::hit);
+  EXPECT_TRUE(still_works(second));
+  EXPECT_NE(diagnose_bytes(second, "no boom here\n").cls, "segfault");
+  // Either half missing means both are compiled again.
+  std::filesystem::remove(confirm_file);
+  auto third = load(rules, cache.path());
+  EXPECT_EQ(third->cache_outcome(), CacheOutcome::compiled_and_stored);
+  EXPECT_TRUE(still_works(third));
+  EXPECT_TRUE(std::filesystem::exists(confirm_file));
+}
+
 TEST(Cache, CorruptFileIsRebuiltNotTrusted) {
   TempDir rules, cache;
   write_file(rules.path() / "r.json", kRules);

@@ -19,7 +19,8 @@ std::shared_ptr<const RuleSet> scanner_rules() {
       {"id": "needle", "class": "segfault", "patterns": ["NEEDLE"]},
       {"id": "killed_line", "class": "oom_killer", "patterns": ["^Killed\\s*$"]},
       {"id": "straddle", "class": "bus_error", "patterns": ["abcdefghij0123456789"]},
-      {"id": "marker", "class": "healthy", "role": "completion", "patterns": ["all done"]}
+      {"id": "marker", "class": "healthy", "role": "completion", "patterns": ["all done"]},
+      {"id": "fatal", "class": "runtime_error", "patterns": [{"regex": "Fatal: ", "flags": ["line_start"]}]}
     ]})");
     return RuleSet::load_dir(dir.path(), CacheOptions{false, {}});
   }();
@@ -228,4 +229,24 @@ TEST(Scanner, StreamRejectsUseAfterFinish) {
   s.finish();
   EXPECT_THROW(s.write("y\n"), std::logic_error);
   EXPECT_THROW(s.finish(), std::logic_error);
+}
+
+TEST(Scanner, LineStartPatternsMatchOnlyWhereTheMessageBegins) {
+  // After launcher and rank prefixes, yes; in the middle of a message, no.
+  for (const char* line : {"Fatal: disk", "[rank3]: Fatal: disk", "[default0]:Fatal: disk", "12: Fatal: disk",
+                           "[2026-01-02 10:00:01] [rank0]: Fatal: disk"}) {
+    const Evidence* e = nullptr;
+    Diagnosis d = scan(std::string("start\n") + line + "\nend\n");
+    e = find(d, "fatal");
+    ASSERT_NE(e, nullptr) << line;
+    EXPECT_EQ(e->line, 2u) << line;
+  }
+  for (const char* line : {"warning: Fatal: disk", "[rank3]: retrying after Fatal: disk", "x12: Fatal: disk"})
+    EXPECT_EQ(find(scan(std::string("start\n") + line + "\nend\n"), "fatal"), nullptr) << line;
+  // A miss at one place in a line does not hide a match on a later line.
+  Diagnosis d = scan("note Fatal: a\n[rank1]: Fatal: b\n");
+  const Evidence* e = find(d, "fatal");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->line, 2u);
+  EXPECT_EQ(e->count, 1u);
 }

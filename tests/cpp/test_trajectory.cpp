@@ -62,6 +62,13 @@ TEST(Progress, SkipsWhatIsNotTheTrainingLoss) {
   EXPECT_FALSE(parse_progress("step 3 | eval loss: 0.41").loss);
   EXPECT_FALSE(parse_progress("iteration 7 | loss scale: 65536.0").loss);
   EXPECT_FALSE(parse_progress("`loss_type=None` was set in the config").loss);
+  // A run's average printed at the end is not a reading of its last step.
+  EXPECT_FALSE(parse_progress("{'train_runtime': '12.23', 'train_steps_per_second': '2.454', "
+                              "'train_loss': '4.507', 'epoch': '1.875'}").loss);
+  EXPECT_FALSE(parse_progress("train_loss=4.5072").loss);
+  // Code quoted in a traceback mentions the loss without reporting one.
+  EXPECT_FALSE(parse_progress("    loss.backward()").loss);
+  EXPECT_FALSE(parse_progress("    loss = criterion(logits, labels)").loss);
   auto nan = parse_progress("step 120 loss nan");
   ASSERT_TRUE(nan.loss);
   EXPECT_TRUE(std::isnan(*nan.loss));
@@ -81,7 +88,7 @@ TEST(RankPrefix, ReadsEachLaunchersTag) {
 
 TEST(Trajectory, MemoryStaysBoundedAndExtremesStayExact) {
   auto rules = RuleSet::builtin(CacheOptions{false, {}});
-  detail::TrajectoryBuilder b(rules->impl(), 512);
+  detail::TrajectoryBuilder b(rules->impl(), nullptr, 512);
   const int n = 200000;
   for (int s = 1; s <= n; ++s)
     b.add_line("step " + std::to_string(s) + " loss " + std::to_string(s == 777 ? 99.0 : 10.0 / s),

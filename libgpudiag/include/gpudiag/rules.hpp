@@ -23,7 +23,7 @@ std::string_view to_string(Role role);
 
 struct Pattern {
   std::string regex;
-  std::vector<std::string> flags;  // caseless, dotall, multiline, ucp, utf8
+  std::vector<std::string> flags;  // caseless, dotall, ucp, utf8, line_start
 };
 
 // A named value pulled from a matched line by an ECMAScript regex whose first
