@@ -72,6 +72,38 @@ py::dict trajectory_dict(const Trajectory& t) {
   return d;
 }
 
+py::object optional_int(const std::optional<int>& v) {
+  return v ? py::object(py::int_(*v)) : py::none();
+}
+
+py::object optional_str(const std::string& v) {
+  return v.empty() ? py::object(py::none()) : py::object(py::str(v));
+}
+
+py::dict worker_dict(const FailedWorker& w) {
+  py::dict d;
+  d["rank"] = optional_int(w.rank);
+  d["local_rank"] = optional_int(w.local_rank);
+  d["host"] = optional_str(w.host);
+  d["time"] = optional_str(w.time);
+  d["exit_code"] = optional_int(w.exit_code);
+  d["signal"] = optional_int(w.signal);
+  d["signal_name"] = optional_str(w.signal_name);
+  d["line"] = w.line;
+  return d;
+}
+
+py::object launcher_dict(const std::optional<LauncherReport>& r) {
+  if (!r) return py::none();
+  py::dict d;
+  d["root_cause"] = r->root_cause ? py::object(worker_dict(*r->root_cause)) : py::none();
+  py::list others;
+  for (const auto& w : r->other_failures) others.append(worker_dict(w));
+  d["other_failures"] = others;
+  d["other_failure_count"] = r->other_failure_count;
+  return std::move(d);
+}
+
 // Keeps the native result so text and JSON are rendered by the same code as
 // the command line.
 struct Result {
@@ -104,6 +136,7 @@ struct Result {
     }
     d["findings"] = findings;
     d["trajectory"] = trajectory_dict(x.trajectory);
+    d["launcher"] = launcher_dict(x.launcher);
     d["exit_code"] = x.exit_code ? py::object(py::int_(*x.exit_code)) : py::none();
     d["bytes"] = x.bytes;
     d["lines"] = x.lines;

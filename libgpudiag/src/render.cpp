@@ -51,6 +51,52 @@ void write_reading(detail::JsonWriter& w, const std::optional<LossReading>& r) {
   w.end_object();
 }
 
+void write_optional_int(detail::JsonWriter& w, const std::optional<int>& v) {
+  if (v) w.value(*v);
+  else w.null();
+}
+
+void write_optional_string(detail::JsonWriter& w, const std::string& v) {
+  if (v.empty()) w.null();
+  else w.value(v);
+}
+
+void write_worker(detail::JsonWriter& w, const FailedWorker& f) {
+  w.begin_object();
+  w.key("rank");
+  write_optional_int(w, f.rank);
+  w.key("local_rank");
+  write_optional_int(w, f.local_rank);
+  w.key("host");
+  write_optional_string(w, f.host);
+  w.key("time");
+  write_optional_string(w, f.time);
+  w.key("exit_code");
+  write_optional_int(w, f.exit_code);
+  w.key("signal");
+  write_optional_int(w, f.signal);
+  w.key("signal_name");
+  write_optional_string(w, f.signal_name);
+  w.key("line").value(static_cast<unsigned long long>(f.line));
+  w.end_object();
+}
+
+void write_launcher(detail::JsonWriter& w, const std::optional<LauncherReport>& r) {
+  if (!r) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  w.key("root_cause");
+  if (r->root_cause) write_worker(w, *r->root_cause);
+  else w.null();
+  w.key("other_failures").begin_array();
+  for (const auto& f : r->other_failures) write_worker(w, f);
+  w.end_array();
+  w.key("other_failure_count").value(static_cast<unsigned long long>(r->other_failure_count));
+  w.end_object();
+}
+
 void write_trajectory(detail::JsonWriter& w, const Trajectory& t) {
   w.begin_object();
   w.key("shape").value(t.shape);
@@ -146,6 +192,8 @@ std::string to_json(const Diagnosis& d, const std::string& path, int indent) {
   w.end_array();
   w.key("trajectory");
   write_trajectory(w, d.trajectory);
+  w.key("launcher");
+  write_launcher(w, d.launcher);
   w.key("exit_code");
   if (d.exit_code) w.value(*d.exit_code);
   else w.null();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpudiag/taxonomy.hpp"
+#include "rank_prefix.hpp"
 #include "verdict.hpp"
 
 namespace gpudiag::detail {
@@ -109,6 +110,41 @@ std::optional<double> steps_taken(const Trajectory& t, const std::vector<Evidenc
 
 constexpr double kUndertrainedSteps = 10;
 
+std::string worker_name(const FailedWorker& w) {
+  std::string s = w.rank ? "rank " + std::to_string(*w.rank) : "a worker";
+  if (!w.host.empty()) s += " on " + w.host;
+  return s;
+}
+
+std::string exit_of(const FailedWorker& w) {
+  if (!w.exit_code) return "";
+  std::string s = "exit code " + std::to_string(*w.exit_code);
+  if (!w.signal_name.empty()) s += " (" + w.signal_name + ")";
+  return s;
+}
+
+// "the launcher's summary names rank 2 on node-1 as its first observed failure (line
+// 88): exit code 1; 3 other ranks failed after it: rank 0 exit code -15
+// (SIGTERM), ..."
+std::string launcher_note(const LauncherReport& r) {
+  const FailedWorker& root = *r.root_cause;
+  std::string s = "the launcher's summary names " + worker_name(root) +
+                  " as its first observed failure (line " + std::to_string(root.line) + ")";
+  if (root.exit_code) s += ": " + exit_of(root);
+  if (r.other_failure_count > 0) {
+    s += "; " + std::to_string(r.other_failure_count) + " other rank" +
+         (r.other_failure_count == 1 ? "" : "s") + " failed after it: ";
+    constexpr std::size_t kListed = 4;
+    for (std::size_t i = 0; i < r.other_failures.size() && i < kListed; ++i) {
+      const FailedWorker& w = r.other_failures[i];
+      s += (i ? ", " : "") + worker_name(w);
+      if (w.exit_code) s += " " + exit_of(w);
+    }
+    if (r.other_failure_count > kListed) s += ", ...";
+  }
+  return s;
+}
+
 }  // namespace
 
 Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
@@ -117,6 +153,7 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
   d.bytes = scan.bytes;
   d.lines = scan.lines;
   d.trajectory = scan.trajectory;
+  d.launcher = scan.launcher;
   const Trajectory& t = d.trajectory;
   const auto& set = rules.rules;
   auto matched = [&](unsigned i) { return scan.per_rule[i].count > 0; };
@@ -183,10 +220,37 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
   auto tier = [&](unsigned i) {
     return set[i].cascade ? 1 : explained_by_any_cause(set[i].cls) ? 2 : 0;
   };
+  // Root cause by time: when specific causes sit on different ranks, the
+  // rank whose failure the log shows first decides, and rule order then
+  // decides on that rank. The launcher's "first observed failure" is not
+  // used for this: it orders exits, not failures, and it breaks ties between
+  // workers reaped in the same poll by their local rank. A cause on no rank
+  // (a driver line, a scheduler line) is never set aside.
+  std::vector<std::optional<int>> rank_of_rule(set.size());
+  int first_rank = -1;  // none: the causes are on one rank or on none
+  {
+    std::set<int> ranks;
+    std::uint64_t earliest = 0;
+    for (unsigned i = 0; i < set.size(); ++i) {
+      if (set[i].role != Role::cause || !matched(i) || recovered(i) || tier(i) != 0) continue;
+      rank_of_rule[i] = parse_rank_prefix(scan.per_rule[i].first.text).rank;
+      if (!rank_of_rule[i]) continue;
+      ranks.insert(*rank_of_rule[i]);
+      if (first_rank < 0 || scan.per_rule[i].first.line < earliest) {
+        first_rank = *rank_of_rule[i];
+        earliest = scan.per_rule[i].first.line;
+      }
+    }
+    if (ranks.size() < 2) first_rank = -1;
+  }
+  auto set_aside_by_rank = [&](unsigned i) {
+    return first_rank >= 0 && rank_of_rule[i] && *rank_of_rule[i] != first_rank;
+  };
   int primary = -1;
   for (int pass = 0; pass < 3 && primary < 0; ++pass)
     for (unsigned i = 0; i < set.size(); ++i)
-      if (set[i].role == Role::cause && matched(i) && !recovered(i) && tier(i) == pass) {
+      if (set[i].role == Role::cause && matched(i) && !recovered(i) && tier(i) == pass &&
+          !(pass == 0 && set_aside_by_rank(i))) {
         primary = static_cast<int>(i);
         break;
       }
@@ -241,10 +305,15 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
         d.findings.push_back({"cascade", set[i].cls, std::move(msg), std::move(ev)});
       } else if (!explained_by_any_cause(set[i].cls)) {
         Evidence ev = evidence_of(i);
+        std::string why =
+            set_aside_by_rank(i)
+                ? "rank " + std::to_string(first_rank) + "'s failure comes earlier in the log"
+                : set[primary].id + " comes first in rule order";
         d.findings.push_back({"also_matched", set[i].cls,
                               "rule " + set[i].id + " (" + set[i].cls + ") also matched at line " +
-                                  std::to_string(ev.line) + "; " + set[primary].id +
-                                  " comes first in rule order",
+                                  std::to_string(ev.line) +
+                                  (ev.rank ? " (rank " + std::to_string(*ev.rank) + ")" : "") +
+                                  "; " + why,
                               std::move(ev)});
       }
     }
@@ -370,6 +439,17 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
       if (scan.exit_code) exit_reading = ExitReading::unexplained;
     }
     d.g15 = std::string(find_class(d.cls)->g15);
+  }
+
+  if (d.launcher && d.launcher->root_cause) {
+    std::string note = launcher_note(*d.launcher);
+    const std::optional<int> launcher_rank = d.launcher->root_cause->rank;
+    if (primary >= 0 && !d.evidence.empty() && d.evidence.front().rank && launcher_rank &&
+        *launcher_rank != *d.evidence.front().rank)
+      note += "; the log shows " + rank_of(d.evidence.front()) + " failing earlier, at line " +
+              std::to_string(d.evidence.front().line) +
+              " (the launcher orders ranks by when they exited)";
+    notes.push_back(std::move(note));
   }
 
   for (unsigned i = 0; i < set.size(); ++i)

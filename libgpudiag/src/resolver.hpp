@@ -11,6 +11,7 @@ namespace gpudiag::detail {
 struct ScanResult {
   const std::vector<RuleEvidence>& per_rule;
   Trajectory trajectory;
+  std::optional<LauncherReport> launcher;
   std::optional<int> exit_code;
   std::uint64_t bytes = 0;
   std::uint64_t lines = 0;

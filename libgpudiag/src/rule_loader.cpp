@@ -40,9 +40,11 @@ std::vector<std::string> get_flags(const Context& ctx, element value) {
 
 Role parse_role(const Context& ctx, const std::string& s) {
   for (Role r : {Role::cause, Role::context, Role::progress, Role::completion, Role::resume,
-                 Role::resume_request})
+                 Role::resume_request, Role::launcher_report})
     if (to_string(r) == s) return r;
-  ctx.fail("unknown role \"" + s + "\" (expected cause, context, progress, completion, resume or resume_request)");
+  ctx.fail("unknown role \"" + s +
+           "\" (expected cause, context, progress, completion, resume, resume_request or "
+           "launcher_report)");
 }
 
 std::vector<Pattern> parse_patterns(const Context& ctx, element value,
@@ -134,7 +136,9 @@ Rule parse_rule(const std::string& file, element value, std::size_t index) {
   if (rule.cls.empty()) ctx.fail("missing \"class\"");
   const ClassInfo* info = find_class(rule.cls);
   if (!info) ctx.fail("unknown class \"" + rule.cls + "\" (see taxonomy.md for the ids)");
-  if (rule.cls == "unknown") ctx.fail("no rule can conclude \"unknown\"");
+  // A launcher_report rule concludes nothing: its lines are read, not weighed.
+  if (rule.cls == "unknown" && rule.role != Role::launcher_report)
+    ctx.fail("no rule can conclude \"unknown\"");
   if (rule.role == Role::cause && rule.cls == "healthy")
     ctx.fail("a cause rule cannot have class \"healthy\"");
   if (rule.role == Role::completion && rule.cls != "healthy")

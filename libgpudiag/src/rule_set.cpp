@@ -50,6 +50,7 @@ std::string_view to_string(Role role) {
     case Role::completion: return "completion";
     case Role::resume: return "resume";
     case Role::resume_request: return "resume_request";
+    case Role::launcher_report: return "launcher_report";
   }
   return "cause";
 }

@@ -2,6 +2,7 @@
 
 #include "evidence_collector.hpp"
 #include "gpudiag/diagnose.hpp"
+#include "launcher_report_reader.hpp"
 #include "line_scanner.hpp"
 #include "resolver.hpp"
 #include "trajectory_builder.hpp"
@@ -23,7 +24,10 @@ struct Stream::Impl {
   std::shared_ptr<const RuleSet> rules;
   DiagnoseOptions options;
   detail::EvidenceCollector collector;
-  detail::TrajectoryBuilder trajectory;  // filters progress hits on their way to the collector
+  // Hits travel scanner -> launcher -> trajectory -> collector; the trajectory
+  // builder drops progress hits whose line holds no reading.
+  detail::TrajectoryBuilder trajectory;
+  detail::LauncherReportReader launcher;
   detail::LineScanner scanner;
   std::string carry;
   bool finished = false;
@@ -33,7 +37,8 @@ struct Stream::Impl {
         options(o),
         collector(rules->rules().size()),
         trajectory(rules->impl(), &collector),
-        scanner(rules->impl(), trajectory, options.text_cap) {
+        launcher(rules->impl(), &trajectory),
+        scanner(rules->impl(), launcher, options.text_cap) {
     if (options.chunk_size < 64) options.chunk_size = 64;
     carry.reserve(options.chunk_size);
   }
@@ -78,8 +83,8 @@ struct Stream::Impl {
     if (!carry.empty()) scanner.scan(carry);
     scanner.finish();  // carry stays alive: end-of-data matches may point into it
     carry.clear();
-    detail::ScanResult result{collector.per_rule(), trajectory.finish(), options.exit_code,
-                              scanner.bytes(), scanner.lines()};
+    detail::ScanResult result{collector.per_rule(), trajectory.finish(), launcher.finish(),
+                              options.exit_code, scanner.bytes(), scanner.lines()};
     return detail::resolve(rules->impl(), result);
   }
 };

@@ -9,7 +9,8 @@
 from ._core import InputError, RuleError
 from ._diagnose import diagnose
 from ._rules import Rule, RuleSet
-from ._types import Diagnosis, Evidence, Finding, LossReading, Trajectory, Verdict
+from ._types import (Diagnosis, Evidence, FailedWorker, Finding, LauncherReport, LossReading,
+                     Trajectory, Verdict)
 from ._taxonomy import ClassInfo, taxonomy
 from ._core import version as _native_version
 
@@ -19,8 +20,10 @@ __all__ = [
     "ClassInfo",
     "Diagnosis",
     "Evidence",
+    "FailedWorker",
     "Finding",
     "InputError",
+    "LauncherReport",
     "LossReading",
     "Rule",
     "RuleError",

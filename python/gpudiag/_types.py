@@ -92,6 +92,52 @@ class Trajectory:
 
 
 @dataclass(frozen=True)
+class FailedWorker:
+    """One failed worker, as the launcher's failure summary lists it."""
+
+    rank: Optional[int]
+    local_rank: Optional[int]
+    host: Optional[str]
+    time: Optional[str]  #: as printed, e.g. 2026-11-22_09:37:25
+    exit_code: Optional[int]
+    signal: Optional[int]  #: the signal that ended it, if one did
+    signal_name: Optional[str]  #: e.g. SIGABRT
+    line: int  #: the line of the entry's first field
+
+    @classmethod
+    def _from_dict(cls, d: Dict[str, Any]) -> "FailedWorker":
+        return cls(d["rank"], d["local_rank"], d["host"], d["time"], d["exit_code"], d["signal"],
+                   d["signal_name"], d["line"])
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"rank": self.rank, "local_rank": self.local_rank, "host": self.host,
+                "time": self.time, "exit_code": self.exit_code, "signal": self.signal,
+                "signal_name": self.signal_name, "line": self.line}
+
+
+@dataclass(frozen=True)
+class LauncherReport:
+    """torchelastic's failure summary: the first observed failure and the others."""
+
+    root_cause: Optional[FailedWorker]
+    other_failures: Tuple[FailedWorker, ...]  #: at most 64
+    other_failure_count: int  #: all of them
+
+    @classmethod
+    def _from_dict(cls, d: Optional[Dict[str, Any]]) -> Optional["LauncherReport"]:
+        if d is None:
+            return None
+        root = FailedWorker._from_dict(d["root_cause"]) if d["root_cause"] else None
+        return cls(root, tuple(FailedWorker._from_dict(w) for w in d["other_failures"]),
+                   d["other_failure_count"])
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"root_cause": self.root_cause.to_dict() if self.root_cause else None,
+                "other_failures": [w.to_dict() for w in self.other_failures],
+                "other_failure_count": self.other_failure_count}
+
+
+@dataclass(frozen=True)
 class Finding:
     """Something worth knowing beside the primary class."""
 
@@ -129,6 +175,7 @@ class Diagnosis:
     evidence: Tuple[Evidence, ...]
     findings: Tuple[Finding, ...]
     trajectory: Trajectory
+    launcher: Optional[LauncherReport]  #: the launcher's failure summary, if the log has one
     exit_code: Optional[int]
     bytes: int
     lines: int
@@ -149,6 +196,7 @@ class Diagnosis:
             verdict=Verdict(tuple(v["shows"]), tuple(v["implies"]), tuple(v["cannot_decide"])),
             evidence=tuple(Evidence._from_dict(e) for e in d["evidence"]),
             findings=findings, trajectory=Trajectory._from_dict(d["trajectory"]),
+            launcher=LauncherReport._from_dict(d["launcher"]),
             exit_code=d["exit_code"], bytes=d["bytes"], lines=d["lines"],
             path=path, _native=result)
 
@@ -163,6 +211,7 @@ class Diagnosis:
             "evidence": [e.to_dict() for e in self.evidence],
             "findings": [f.to_dict() for f in self.findings],
             "trajectory": self.trajectory.to_dict(),
+            "launcher": self.launcher.to_dict() if self.launcher else None,
             "exit_code": self.exit_code, "bytes": self.bytes, "lines": self.lines,
         })
         return out

@@ -88,3 +88,109 @@ TEST(RootCause, ApplicationXidIsNotHardware) {
   EXPECT_EQ(diagnose_text("NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n").cls,
             "gpu_hardware");
 }
+
+// Rank 3 cannot find its data shard and exits; rank 0 then sees the NCCL
+// connection fail. Rule order alone would pick the NCCL error; the log shows
+// rank 3 failing first.
+TEST(RootCause, EarliestRankDecidesBetweenSpecificCauses) {
+  const std::string log =
+      "[rank0]: step 10 loss 3.2\n"
+      "[rank3]: FileNotFoundError: [Errno 2] No such file or directory: '/data/shard-0003.bin'\n"
+      "[rank0]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote "
+      "process exited or there was a network error, NCCL version 2.21.5\n"
+      "[rank0]: ncclRemoteError: A call failed possibly due to a network error or a remote process "
+      "exiting prematurely.\n";
+  Diagnosis d = diagnose_text(log);
+  EXPECT_EQ(d.cls, "file_not_found");
+  ASSERT_FALSE(d.evidence.empty());
+  EXPECT_EQ(d.evidence.front().rank, 3);
+  const Finding* other = finding(d, "also_matched");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->cls, "nccl");
+  EXPECT_NE(other->message.find("rank 3's failure comes earlier"), std::string::npos) << other->message;
+
+  // On one rank, rule order still decides: the more specific class wins.
+  Diagnosis same = diagnose_text(
+      "[rank0]: FileNotFoundError: [Errno 2] No such file or directory: '/data/shard-0003.bin'\n"
+      "[rank0]: ncclRemoteError: A call failed possibly due to a network error or a remote process "
+      "exiting prematurely.\n");
+  EXPECT_EQ(same.cls, "nccl");
+}
+
+namespace {
+
+const char* kSummary =
+    "0: torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+    "0: ============================================================\n"
+    "0: train.py FAILED\n"
+    "0: ------------------------------------------------------------\n"
+    "0: Failures:\n"
+    "0: [1]:\n"
+    "0:   time      : 2026-11-22_09:37:27\n"
+    "0:   host      : node-2\n"
+    "0:   rank      : 5 (local_rank: 1)\n"
+    "0:   exitcode  : -15 (pid: 9305)\n"
+    "0:   error_file: <N/A>\n"
+    "0:   traceback : Signal 15 (SIGTERM) received by PID 9305\n"
+    "0: [2]:\n"
+    "0:   time      : 2026-11-22_09:37:27\n"
+    "0:   host      : node-2\n"
+    "0:   rank      : 6 (local_rank: 2)\n"
+    "0:   exitcode  : 1 (pid: 9306)\n"
+    "0:   error_file: <N/A>\n"
+    "0:   traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+    "0: ------------------------------------------------------------\n"
+    "0: Root Cause (first observed failure):\n"
+    "0: [0]:\n"
+    "0:   time      : 2026-11-22_09:37:25\n"
+    "0:   host      : node-2\n"
+    "0:   rank      : 4 (local_rank: 0)\n"
+    "0:   exitcode  : -6 (pid: 9304)\n"
+    "0:   error_file: <N/A>\n"
+    "0:   traceback : Signal 6 (SIGABRT) received by PID 9304\n"
+    "0: ============================================================\n";
+
+}  // namespace
+
+TEST(Launcher, SummaryIsReadPerFailedWorker) {
+  Diagnosis d = diagnose_text(kSummary);
+  ASSERT_TRUE(d.launcher);
+  ASSERT_TRUE(d.launcher->root_cause);
+  const FailedWorker& root = *d.launcher->root_cause;
+  EXPECT_EQ(root.rank, 4);
+  EXPECT_EQ(root.local_rank, 0);
+  EXPECT_EQ(root.host, "node-2");
+  EXPECT_EQ(root.time, "2026-11-22_09:37:25");
+  EXPECT_EQ(root.exit_code, -6);
+  EXPECT_EQ(root.signal, 6);
+  EXPECT_EQ(root.signal_name, "SIGABRT");
+  EXPECT_EQ(root.line, 23u);
+  EXPECT_EQ(d.launcher->other_failure_count, 2u);
+  ASSERT_EQ(d.launcher->other_failures.size(), 2u);
+  EXPECT_EQ(d.launcher->other_failures[0].rank, 5);
+  EXPECT_EQ(d.launcher->other_failures[0].signal_name, "SIGTERM");
+  EXPECT_EQ(d.launcher->other_failures[1].rank, 6);
+  EXPECT_EQ(d.launcher->other_failures[1].exit_code, 1);
+  EXPECT_FALSE(d.launcher->other_failures[1].signal);
+  bool noted = false;
+  for (const auto& s : d.verdict.shows)
+    noted |= s.find("the launcher's summary names rank 4 on node-2 as its first observed failure "
+                    "(line 23): exit code -6 (SIGABRT); 2 other ranks failed after it") == 0;
+  EXPECT_TRUE(noted);
+}
+
+TEST(Launcher, FieldsAwayFromASummaryAreNotRead) {
+  // A config dump's aligned `rank      : 3` is not a failed worker.
+  Diagnosis d = diagnose_text("config:\n  rank      : 3 (local_rank: 3)\n  exitcode  : 1 (pid: 1)\n");
+  EXPECT_FALSE(d.launcher);
+  // Two summaries (an elastic restart, then the final failure): the last one counts.
+  std::string twice = std::string(kSummary) + "restarting\nrestarting\nrestarting\nrestarting\n" +
+                      "Root Cause (first observed failure):\n[0]:\n"
+                      "  time      : 2026-11-22_10:00:00\n  rank      : 7 (local_rank: 3)\n"
+                      "  exitcode  : -9 (pid: 1)\n";
+  Diagnosis last = diagnose_text(twice);
+  ASSERT_TRUE(last.launcher && last.launcher->root_cause);
+  EXPECT_EQ(last.launcher->root_cause->rank, 7);
+  EXPECT_EQ(last.launcher->root_cause->signal_name, "SIGKILL");
+  EXPECT_EQ(last.launcher->other_failure_count, 0u);
+}

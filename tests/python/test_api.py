@@ -52,12 +52,54 @@ def test_exit_code_is_evidence():
 def test_to_dict_matches_the_cli_json_fields():
     d = gpudiag.diagnose(OOM).to_dict()
     assert list(d) == ["class", "g15", "family", "owner", "confidence", "verdict", "evidence",
-                       "findings", "trajectory", "exit_code", "bytes", "lines"]
+                       "findings", "trajectory", "launcher", "exit_code", "bytes", "lines"]
     assert set(d["verdict"]) == {"shows", "implies", "cannot_decide"}
     assert set(d["evidence"][0]) == {"rule", "class", "line", "offset", "text", "truncated", "count", "values",
                                      "rank", "host"}
     import json
     assert json.loads(gpudiag.diagnose(OOM).to_json()) == d
+
+
+SUMMARY = b"""[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-11-22_09:37:26
+  host      : node-7
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 9305)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 9305
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-22_09:37:25
+  host      : node-7
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 9306)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+
+
+def test_launcher_summary_is_read_per_rank():
+    d = gpudiag.diagnose(SUMMARY)
+    assert d.class_ == "cuda_oom"
+    r = d.launcher
+    assert r.root_cause == gpudiag.FailedWorker(rank=1, local_rank=1, host="node-7",
+                                                time="2026-11-22_09:37:25", exit_code=1, signal=None,
+                                                signal_name=None, line=17)
+    assert r.other_failure_count == 1
+    (other,) = r.other_failures
+    assert (other.rank, other.exit_code, other.signal, other.signal_name) == (0, -15, 15, "SIGTERM")
+    assert any("launcher's summary names rank 1 on node-7" in s for s in d.verdict.shows)
+    import json
+    assert json.loads(d.to_json()) == d.to_dict()
+    assert gpudiag.diagnose(b"no summary here\n").launcher is None
 
 
 def test_trajectory_is_read_and_matches_the_cli_json():

@@ -55,6 +55,27 @@ struct Trajectory {
   std::vector<LossReading> series;   // evenly downsampled, at most 512 readings
 };
 
+// One failed worker as the launcher's failure summary lists it (torchelastic's
+// ChildFailedError table: time, host, rank, exitcode, error_file, traceback).
+struct FailedWorker {
+  std::optional<int> rank;        // global rank
+  std::optional<int> local_rank;
+  std::string host;
+  std::string time;               // as printed, e.g. 2026-11-22_09:37:25
+  std::optional<int> exit_code;
+  std::optional<int> signal;      // the signal that ended it, if one did
+  std::string signal_name;        // e.g. SIGABRT
+  std::uint64_t line = 0;         // 1-based line of the entry's first field
+};
+
+// The launcher's failure summary: the worker it observed failing first and
+// the others that failed after it. The last summary in the log is kept.
+struct LauncherReport {
+  std::optional<FailedWorker> root_cause;
+  std::vector<FailedWorker> other_failures;  // at most 64 kept
+  std::uint64_t other_failure_count = 0;     // all of them
+};
+
 struct Verdict {
   std::vector<std::string> shows;          // what the log shows, quoted
   std::vector<std::string> implies;        // cause, owner, next action, rerun
@@ -71,6 +92,7 @@ struct Diagnosis {
   std::vector<Evidence> evidence;
   std::vector<Finding> findings;
   Trajectory trajectory;
+  std::optional<LauncherReport> launcher;  // when the log holds a failure summary
   std::optional<int> exit_code;
   std::uint64_t bytes = 0;
   std::uint64_t lines = 0;

@@ -18,6 +18,7 @@ enum class Role {
   completion,  // the run finished normally
   resume,      // the run loaded a checkpoint
   resume_request,  // the run was asked to resume from a checkpoint
+  launcher_report, // a line of the launcher's failure summary, read per failed rank
 };
 std::string_view to_string(Role role);
 
