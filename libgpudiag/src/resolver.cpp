@@ -212,7 +212,27 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
   std::vector<char> recovered_rule(set.size(), 0);
   for (unsigned i = 0; i < set.size(); ++i)
     recovered_rule[i] = set[i].role == Role::cause && matched(i) && survived(i);
-  auto recovered = [&](unsigned i) { return recovered_rule[i] != 0; };
+  // A failure on the way out ends the process but not the training: one after
+  // the run's completion line, or one after the last loss reading of a run
+  // that then printed its completion (another rank's exit). Where the
+  // trajectory or the step count shows what went wrong with the training,
+  // that is the diagnosis and the failure at exit a finding. Without such a
+  // problem the failure still decides: a job that aborts at exit has failed.
+  const std::optional<double> steps = steps_taken(t, markers);
+  const bool training_problem =
+      t.shape == "non_finite" || t.shape == "diverged" || t.shape == "plateau" ||
+      t.shape == "no_decrease" || (resume_requested && !resume_loaded) ||
+      (completed && steps && *steps <= kUndertrainedSteps);
+  std::vector<char> after_completion_rule(set.size(), 0);
+  bool failed_after_completion = false;
+  for (unsigned i = 0; i < set.size(); ++i) {
+    after_completion_rule[i] = completed && training_problem && set[i].role == Role::cause &&
+                               matched(i) && !recovered_rule[i] &&
+                               (scan.per_rule[i].first.line > completion_line ||
+                                (t.last && scan.per_rule[i].first.line > t.last->line));
+    failed_after_completion |= after_completion_rule[i] != 0;
+  }
+  auto recovered = [&](unsigned i) { return recovered_rule[i] != 0 || after_completion_rule[i] != 0; };
 
   // Root cause over cascade: a specific cause outranks whatever it sets off on
   // other ranks (cascade rules), and both outrank the generic exception that
@@ -267,7 +287,21 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
   };
 
   for (unsigned i = 0; i < set.size(); ++i)
-    if (set[i].role == Role::cause && matched(i) && recovered(i)) {
+    if (after_completion_rule[i]) {
+      Evidence ev = evidence_of(i);
+      d.findings.push_back({"after_completion", set[i].cls,
+                            set[i].cls + " at line " + std::to_string(ev.line) +
+                                " came after training had ended (" +
+                                (ev.line > completion_line
+                                     ? "the completion line is line " + std::to_string(completion_line)
+                                     : "the last loss reading is line " +
+                                           std::to_string(t.last->line) +
+                                           ", and the run printed its completion after it") +
+                                "): a process failed on its way out",
+                            std::move(ev)});
+    }
+  for (unsigned i = 0; i < set.size(); ++i)
+    if (set[i].role == Role::cause && matched(i) && recovered_rule[i]) {
       Evidence ev = last_evidence_of(i);
       d.findings.push_back({"recovered", set[i].cls,
                             set[i].cls + " at line " + std::to_string(ev.line) +
@@ -350,9 +384,11 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
         notes.push_back(reached);
       }
     }
-    if (t.shape == "non_finite" || t.shape == "diverged" || t.shape == "plateau" ||
-        t.shape == "no_decrease")
-      d.findings.push_back({"trajectory", t.shape == "non_finite" ? "nan_loss" : "loss_divergence",
+    const char* trajectory_class = t.shape == "non_finite" ? "nan_loss" : "loss_divergence";
+    if ((t.shape == "non_finite" || t.shape == "diverged" || t.shape == "plateau" ||
+         t.shape == "no_decrease") &&
+        d.cls != trajectory_class)  // else the evidence already says so
+      d.findings.push_back({"trajectory", trajectory_class,
                             "before it ended, the loss trajectory was " + t.shape, std::nullopt});
   } else if (!exit_class.empty()) {
     d.cls = std::string(exit_class);
@@ -371,7 +407,6 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
         }
       }
     };
-    const std::optional<double> steps = steps_taken(t, markers);
     if (t.shape == "non_finite") {
       d.cls = "nan_loss";
       if (t.first_non_finite)
@@ -414,7 +449,8 @@ Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
                         number(t.first->loss));
         units += 1;
       }
-    } else if (completed && clean_exit && steps && *steps <= kUndertrainedSteps) {
+    } else if (completed && (clean_exit || failed_after_completion) && steps &&
+               *steps <= kUndertrainedSteps) {
       d.cls = "undertrained";
       add_markers(true);
       notes.push_back("the run completed after " + number(*steps) + " optimisation step" +

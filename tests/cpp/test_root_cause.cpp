@@ -194,3 +194,29 @@ TEST(Launcher, FieldsAwayFromASummaryAreNotRead) {
   EXPECT_EQ(last.launcher->root_cause->signal_name, "SIGKILL");
   EXPECT_EQ(last.launcher->other_failure_count, 0u);
 }
+
+TEST(RootCause, FailureOnTheWayOutDoesNotHideATrainingProblem) {
+  // The loss went NaN; the run still reached its end and then aborted at exit.
+  Diagnosis nan = diagnose_text(
+      "step 1 loss 11.4\nstep 10 loss 10.6\nstep 20 loss nan\nstep 30 loss nan\ntraining complete\n"
+      "terminate called without an active exception\n",
+      1);
+  EXPECT_EQ(nan.cls, "nan_loss");
+  const Finding* exit = finding(nan, "after_completion");
+  ASSERT_NE(exit, nullptr);
+  EXPECT_EQ(exit->cls, "native_abort");
+  // Three steps: another rank aborted at exit before this one printed its
+  // completion line.
+  Diagnosis few = diagnose_text(
+      "step 1 loss 12.3\nstep 2 loss 7.9\nstep 3 loss 10.4\n"
+      "terminate called without an active exception\ntraining complete\n",
+      1);
+  EXPECT_EQ(few.cls, "undertrained");
+  EXPECT_NE(finding(few, "after_completion"), nullptr);
+  // With nothing wrong in the training, the abort is still why the job failed.
+  std::string fine;
+  for (int s = 1; s <= 40; ++s) fine += "step " + std::to_string(s * 10) + " loss " + std::to_string(10.0 / s) + "\n";
+  Diagnosis aborted = diagnose_text(fine + "training complete\nterminate called without an active exception\n", 1);
+  EXPECT_EQ(aborted.cls, "native_abort");
+  EXPECT_EQ(finding(aborted, "after_completion"), nullptr);
+}
