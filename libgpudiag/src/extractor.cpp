@@ -7,7 +7,7 @@ std::map<std::string, std::string> extract_values(const std::vector<CompiledExtr
   std::map<std::string, std::string> values;
   for (const auto& field : fields) {
     std::smatch m;
-    if (std::regex_search(line, m, field.regex) && m.size() > 1 && m[1].matched)
+    if (std::regex_search(line, m, field.regex->get()) && m.size() > 1 && m[1].matched)
       values[field.name] = m[1].str();
   }
   return values;

@@ -81,15 +81,9 @@ std::vector<Extraction> parse_extract(const Context& ctx, element value) {
     ctx.fail("\"extract\" must be an object of name -> regex with one capture group");
   std::vector<Extraction> out;
   for (auto [name, v] : fields) {
-    Extraction e{std::string(name), get_string(ctx, v, "extract \"" + std::string(name) + "\"")};
-    try {
-      std::regex re(e.regex);
-      if (re.mark_count() < 1)
-        ctx.fail("extract \"" + e.name + "\" needs a capture group around the value");
-    } catch (const std::regex_error& err) {
-      ctx.fail("extract \"" + e.name + "\" is not a valid ECMAScript regex: " + err.what());
-    }
-    out.push_back(std::move(e));
+    // Checked by check_extractions: compiling std::regex is slow, and a rule
+    // set the cache already holds was checked when it was stored.
+    out.push_back({std::string(name), get_string(ctx, v, "extract \"" + std::string(name) + "\"")});
   }
   return out;
 }
@@ -186,6 +180,22 @@ std::vector<Rule> parse_rule_sources(const std::vector<RuleSet::Source>& sources
     }
   }
   return rules;
+}
+
+void check_extractions(const std::vector<Rule>& rules) {
+  for (const auto& rule : rules) {
+    for (const auto& e : rule.extract) {
+      try {
+        std::regex re(e.regex);
+        if (re.mark_count() < 1)
+          throw RuleError(rule.source, rule.id,
+                          "extract \"" + e.name + "\" needs a capture group around the value");
+      } catch (const std::regex_error& err) {
+        throw RuleError(rule.source, rule.id,
+                        "extract \"" + e.name + "\" is not a valid ECMAScript regex: " + err.what());
+      }
+    }
+  }
 }
 
 }  // namespace gpudiag::detail

@@ -95,7 +95,8 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
   impl->digest = rules_digest(sources);
   for (const auto& rule : impl->rules) {
     std::vector<CompiledExtraction> compiled;
-    for (const auto& e : rule.extract) compiled.push_back({e.name, std::regex(e.regex)});
+    for (const auto& e : rule.extract)
+      compiled.push_back({e.name, std::make_unique<LazyRegex>(e.regex)});
     impl->extractions.push_back(std::move(compiled));
   }
 
@@ -120,6 +121,7 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
     }
   }
   if (!impl->db) {
+    detail::check_extractions(impl->rules);
     auto compiled = detail::compile_rules(impl->rules);
     impl->db = std::move(compiled.db);
     impl->confirm_db = std::move(compiled.confirm_db);

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -17,9 +19,25 @@ struct HsDatabaseDeleter {
 };
 using HsDatabase = std::unique_ptr<hs_database_t, HsDatabaseDeleter>;
 
+// An extraction regex compiled on first use (thread-safe): most rules never
+// match, and compiling every std::regex would be most of loading a rule set.
+class LazyRegex {
+ public:
+  explicit LazyRegex(std::string source) : source_(std::move(source)) {}
+  const std::regex& get() const {
+    std::call_once(once_, [this] { regex_.emplace(source_); });
+    return *regex_;
+  }
+
+ private:
+  std::string source_;
+  mutable std::once_flag once_;
+  mutable std::optional<std::regex> regex_;
+};
+
 struct CompiledExtraction {
   std::string name;
-  std::regex regex;
+  std::unique_ptr<LazyRegex> regex;
 };
 
 struct RuleSet::Impl {
