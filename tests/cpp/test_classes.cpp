@@ -248,6 +248,11 @@ TEST(Values, ExtractedFromTheMatchedLine) {
   EXPECT_EQ(x.evidence.at(0).values.at("pci"), "0000:3b:00");
   EXPECT_EQ(diagnose_text("ModuleNotFoundError: No module named 'apex'\n").evidence.at(0).values.at("module"),
             "apex");
+  Diagnosis seg = diagnose_text("  traceback : Signal 11 (SIGSEGV) received by PID 8910\n");
+  EXPECT_EQ(seg.cls, "segfault");
+  EXPECT_EQ(seg.evidence.at(0).values.at("signal"), "SIGSEGV");
+  Diagnosis abrt = diagnose_text("failed (exitcode: -6) local_rank: 1 (pid: 8910) of binary: python3\n");
+  EXPECT_EQ(abrt.evidence.at(0).values.at("exit_code"), "-6");
 }
 
 TEST(Confidence, GrowsWithIndependentSignals) {
