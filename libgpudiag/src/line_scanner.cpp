@@ -162,7 +162,7 @@ void LineScanner::report(unsigned pattern, std::uint64_t end) {
       text = text.substr(start, text_cap_);
       hit.truncated = true;
     }
-    if (rules_.line_start[pattern] && !confirmed(pattern, hit.full)) return;
+    if (rules_.confirm[pattern] && !confirmed(pattern, hit.full)) return;
     hit.text = text;
   } else {
     hit.line = tail_line_;
@@ -171,7 +171,7 @@ void LineScanner::report(unsigned pattern, std::uint64_t end) {
     hit.text = strip_cr(tail_);
     hit.full = hit.text;
     hit.truncated = tail_truncated_;
-    if (rules_.line_start[pattern] && !confirmed(pattern, hit.full)) return;
+    if (rules_.confirm[pattern] && !confirmed(pattern, hit.full)) return;
   }
   last_line_[rule] = hit.line;
   sink_.on_hit(hit);

@@ -33,8 +33,8 @@ class LineScanner {
   static int on_match(unsigned id, unsigned long long from, unsigned long long to,
                       unsigned flags, void* context);
   void report(unsigned pattern, std::uint64_t end);
-  // Whether a line_start pattern, found somewhere in `line`, also matches at
-  // the start of its message.
+  // Whether `line`, where the scan found a line_start pattern or a prefilter,
+  // matches the pattern's full form.
   bool confirmed(unsigned pattern, std::string_view line);
   void remember_tail(std::uint64_t piece_newlines);
 

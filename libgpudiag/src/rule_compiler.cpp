@@ -26,10 +26,10 @@ static bool is_line_start(const Pattern& pattern) {
   return false;
 }
 
-std::vector<char> line_start_map(const std::vector<Rule>& rules) {
+std::vector<char> confirm_map(const std::vector<Rule>& rules) {
   std::vector<char> map;
   for (const auto& rule : rules)
-    for (const auto& p : rule.patterns) map.push_back(is_line_start(p));
+    for (const auto& p : rule.patterns) map.push_back(is_line_start(p) || !p.prefilter.empty());
   return map;
 }
 
@@ -45,6 +45,12 @@ namespace {
 // What may stand before a message on its line: bracketed tags such as
 // `[rank3]:` or `[2024-05-01 10:00:00]`, and srun --label's `3: `.
 constexpr const char* kLinePrefix = R"(^(?:\[[^\]\n]*\]:?\s*|\s*\d+: )*)";
+
+// What the scan looks for, and what a hit line is confirmed against.
+std::string stream_form(const Pattern& p) { return p.prefilter.empty() ? p.regex : p.prefilter; }
+std::string confirm_form(const Pattern& p) {
+  return is_line_start(p) ? std::string(kLinePrefix) + "(?:" + p.regex + ")" : p.regex;
+}
 
 HsDatabase compile_database(const std::vector<Rule>& rules,
                             const std::vector<unsigned>& pattern_rule,
@@ -67,9 +73,13 @@ HsDatabase compile_database(const std::vector<Rule>& rules,
       const Rule& rule = rules[pattern_rule[id]];
       std::size_t first = 0;
       while (pattern_rule[first] != pattern_rule[id]) ++first;
+      const Pattern& p = rule.patterns[id - first];
+      const bool prefilter_failed = mode == HS_MODE_STREAM && !p.prefilter.empty();
       throw RuleError(rule.source, rule.id,
-                      "pattern " + std::to_string(id - first + 1) + " /" +
-                          rule.patterns[id - first].regex + "/ does not compile: " + message);
+                      std::string(prefilter_failed ? "the prefilter of pattern " : "pattern ") +
+                          std::to_string(id - first + 1) + " /" +
+                          (prefilter_failed ? p.prefilter : p.regex) +
+                          "/ does not compile: " + message);
     }
     throw RuleError("", "", "Hyperscan could not compile the rules: " + message);
   }
@@ -81,32 +91,35 @@ HsDatabase compile_database(const std::vector<Rule>& rules,
 CompiledRules compile_rules(const std::vector<Rule>& rules) {
   CompiledRules out;
   out.pattern_rule = pattern_rule_map(rules);
-  out.line_start = line_start_map(rules);
-  // The stream database looks for line_start patterns anywhere, which keeps
-  // its automaton free of a state that restarts at every line; a hit is then
-  // confirmed on its one line against the anchored form in a block database.
+  out.confirm = confirm_map(rules);
+  // The stream database looks for a line_start pattern anywhere, which keeps
+  // its automaton free of a state that restarts at every line, and for a
+  // pattern's prefilter instead of the pattern. A hit is then confirmed on
+  // its one line against the full form, in a block database.
   std::vector<std::string> stream_expr, confirm_expr;
   std::vector<unsigned> stream_flags, stream_ids, confirm_flags, confirm_ids;
   unsigned id = 0;
   for (const auto& rule : rules) {
     for (const auto& p : rule.patterns) {
       unsigned flags = pattern_flags(rule, p);
-      stream_expr.push_back(p.regex);
+      stream_expr.push_back(stream_form(p));
       stream_flags.push_back(flags);
       stream_ids.push_back(id);
-      if (out.line_start[id]) {
-        confirm_expr.push_back(std::string(kLinePrefix) + "(?:" + p.regex + ")");
+      if (out.confirm[id]) {
+        confirm_expr.push_back(confirm_form(p));
         confirm_flags.push_back(flags | HS_FLAG_SINGLEMATCH);
         confirm_ids.push_back(id);
       }
       ++id;
     }
   }
-  out.db = compile_database(rules, out.pattern_rule, stream_expr, stream_flags, stream_ids,
-                            HS_MODE_STREAM);
+  // The confirm forms first: a pattern's own error is clearer than its
+  // prefilter's.
   if (!confirm_expr.empty())
     out.confirm_db = compile_database(rules, out.pattern_rule, confirm_expr, confirm_flags,
                                       confirm_ids, HS_MODE_BLOCK);
+  out.db = compile_database(rules, out.pattern_rule, stream_expr, stream_flags, stream_ids,
+                            HS_MODE_STREAM);
   return out;
 }
 

@@ -8,16 +8,17 @@ namespace gpudiag::detail {
 
 struct CompiledRules {
   HsDatabase db;          // streaming, every pattern
-  HsDatabase confirm_db;  // block mode, anchored forms of line_start patterns; may be null
+  HsDatabase confirm_db;  // block mode, the full forms of confirmed patterns; may be null
   std::vector<unsigned> pattern_rule;
-  std::vector<char> line_start;  // per pattern id
+  std::vector<char> confirm;  // per pattern id: a stream hit is only a candidate
 };
 
 // The Hyperscan flags of a pattern; throws RuleError on an unknown flag.
 unsigned pattern_flags(const Rule& rule, const Pattern& pattern);
 
-// Pattern id -> whether its match must begin a line's message.
-std::vector<char> line_start_map(const std::vector<Rule>& rules);
+// Pattern id -> whether a stream hit must be confirmed on its line
+// (line_start patterns and patterns with a prefilter).
+std::vector<char> confirm_map(const std::vector<Rule>& rules);
 
 // One streaming database for all patterns; a bad pattern throws RuleError with
 // Hyperscan's message.

@@ -62,6 +62,7 @@ std::vector<Pattern> parse_patterns(const Context& ctx, element value,
       for (auto [key, v] : object(item)) {
         if (key == "regex") p.regex = get_string(ctx, v, "\"regex\"");
         else if (key == "flags") p.flags = get_flags(ctx, v);
+        else if (key == "prefilter") p.prefilter = get_string(ctx, v, "\"prefilter\"");
         else ctx.fail("unknown pattern field \"" + std::string(key) + "\"");
       }
       if (p.regex.empty()) ctx.fail("a pattern object needs a non-empty \"regex\"");

@@ -101,15 +101,15 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
   }
 
   std::filesystem::path dir = cache.dir.empty() ? detail::default_cache_dir() : cache.dir;
-  impl->line_start = detail::line_start_map(impl->rules);
+  impl->confirm = detail::confirm_map(impl->rules);
   const bool wants_confirm =
-      std::find(impl->line_start.begin(), impl->line_start.end(), 1) != impl->line_start.end();
-  // The block database of line_start patterns is cached beside the stream one;
+      std::find(impl->confirm.begin(), impl->confirm.end(), 1) != impl->confirm.end();
+  // The block database of confirmed patterns is cached beside the stream one;
   // both must load, or both are compiled again.
   std::filesystem::path confirm_file;
   if (cache.enabled && !dir.empty()) {
     impl->cache_file = dir / (impl->digest + ".hsdb");
-    confirm_file = dir / (impl->digest + ".line_start.hsdb");
+    confirm_file = dir / (impl->digest + ".confirm.hsdb");
     impl->db = detail::load_cached_database(impl->cache_file, impl->digest);
     if (impl->db && wants_confirm) {
       impl->confirm_db = detail::load_cached_database(confirm_file, impl->digest);

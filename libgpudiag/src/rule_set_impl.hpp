@@ -45,8 +45,8 @@ struct RuleSet::Impl {
   std::vector<std::vector<CompiledExtraction>> extractions;  // per rule
   std::vector<unsigned> pattern_rule;  // Hyperscan expression id -> rule index
   HsDatabase db;                  // streaming, every pattern
-  HsDatabase confirm_db;          // block mode: anchored forms of line_start patterns, or null
-  std::vector<char> line_start;   // Hyperscan expression id -> confirmed per line
+  HsDatabase confirm_db;          // block mode: full forms of confirmed patterns, or null
+  std::vector<char> confirm;      // Hyperscan expression id -> confirmed per line
   std::string origin;
   std::string digest;
   CacheOutcome cache_outcome = CacheOutcome::disabled;

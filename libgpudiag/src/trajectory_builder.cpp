@@ -89,6 +89,7 @@ std::optional<double> read_value(std::string_view s, std::size_t pos, std::size_
   }
   if (iequals_at(s, pos, "inf")) {
     std::size_t e = pos + (iequals_at(s, pos, "infinity") ? 8 : 3);
+    if (e < s.size() && is_alpha(s[e])) return std::nullopt;  // "info", "inference"
     if (end) *end = e;
     return negative ? -INFINITY : INFINITY;
   }

@@ -33,14 +33,14 @@ TEST(Cache, StoredThenReused) {
   EXPECT_TRUE(still_works(second));
 }
 
-TEST(Cache, LineStartDatabaseIsCachedBesideTheStreamOne) {
+TEST(Cache, ConfirmDatabaseIsCachedBesideTheStreamOne) {
   TempDir rules, cache;
   write_file(rules.path() / "r.json", R"({"rules": [{"id": "a", "class": "segfault", "patterns": [
       {"regex": "boom", "flags": ["line_start"]}]}]})");
   auto first = load(rules, cache.path());
   EXPECT_EQ(first->cache_outcome(), CacheOutcome::compiled_and_stored);
   auto confirm_file = first->cache_file();
-  confirm_file.replace_extension(".line_start.hsdb");
+  confirm_file.replace_extension(".confirm.hsdb");
   ASSERT_TRUE(std::filesystem::exists(confirm_file));
   auto second = load(rules, cache.path());
   EXPECT_EQ(second->cache_outcome(), CacheOutcome::hit);

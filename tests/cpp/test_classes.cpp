@@ -229,6 +229,17 @@ TEST(LookAlikes, WordsInsideOtherWordsDoNotMatch) {
   EXPECT_EQ(diagnose_text("lr 3e-4 loss 2.1 nanoseconds 12\n").cls, "unknown");
 }
 
+TEST(Rules, NonFiniteLossInEveryWayItIsPrinted) {
+  for (const char* line : {"loss = nan", "loss=nan", "Loss: NaN", "loss nan", "{'loss': 'nan'}",
+                           "{\"loss\": NaN}", "{\"train_loss\": \"inf\"}", "loss: -inf", "lm loss | nan"}) {
+    Diagnosis d = diagnose_text(std::string("step 7 ") + line + "\n");
+    ASSERT_FALSE(d.evidence.empty()) << line;
+    EXPECT_EQ(d.evidence.front().rule, "nan_loss.value") << line;
+  }
+  for (const char* line : {"loss = nanosecond timer", "loss: info", "lossnan", "loss = 0.3 (nan checks on)"})
+    EXPECT_NE(diagnose_text(std::string("step 7 ") + line + "\n").cls, "nan_loss") << line;
+}
+
 TEST(Values, ExtractedFromTheMatchedLine) {
   Diagnosis d = diagnose_text(
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.91 GiB. GPU 0 has a total capacity of "

@@ -125,6 +125,11 @@ TEST(RuleErrors, BadPatternCarriesHyperscansMessage) {
   EXPECT_NE(e.file().find("10-test.json"), std::string::npos);
   EXPECT_NE(e.problem().find("pattern 2 /(unclosed/"), std::string::npos) << e.what();
   EXPECT_NE(e.problem().find("Missing close parenthesis"), std::string::npos) << e.what();
+
+  auto p = load_error(file_with(std::string(kGoodRule) + R"(, {"id": "bad.prefilter", "class": "nccl",
+      "patterns": [{"regex": "disk full", "prefilter": "disk(", "flags": ["line_start"]}]})"));
+  EXPECT_EQ(p.rule_id(), "bad.prefilter");
+  EXPECT_NE(p.problem().find("the prefilter of pattern 1 /disk(/"), std::string::npos) << p.what();
 }
 
 TEST(RuleErrors, DuplicateIdAcrossFilesNamesTheSecondFile) {

@@ -20,7 +20,8 @@ std::shared_ptr<const RuleSet> scanner_rules() {
       {"id": "killed_line", "class": "oom_killer", "patterns": ["^Killed\\s*$"]},
       {"id": "straddle", "class": "bus_error", "patterns": ["abcdefghij0123456789"]},
       {"id": "marker", "class": "healthy", "role": "completion", "patterns": ["all done"]},
-      {"id": "fatal", "class": "runtime_error", "patterns": [{"regex": "Fatal: ", "flags": ["line_start"]}]}
+      {"id": "fatal", "class": "runtime_error", "patterns": [{"regex": "Fatal: ", "flags": ["line_start"]}]},
+      {"id": "disk", "class": "file_not_found", "patterns": [{"regex": "disk (?:full|gone)\\b", "prefilter": "disk "}]}
     ]})");
     return RuleSet::load_dir(dir.path(), CacheOptions{false, {}});
   }();
@@ -249,4 +250,13 @@ TEST(Scanner, LineStartPatternsMatchOnlyWhereTheMessageBegins) {
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->line, 2u);
   EXPECT_EQ(e->count, 1u);
+}
+
+TEST(Scanner, PrefilterHitsAreConfirmedAgainstTheFullPattern) {
+  Diagnosis d = scan("disk fullness report\nall fine\nthe disk full now\ndisk gone\n");
+  const Evidence* e = find(d, "disk");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->line, 3u);
+  EXPECT_EQ(e->count, 2u);
+  EXPECT_EQ(find(scan("disk fullness report\ndisk check\n"), "disk"), nullptr);
 }

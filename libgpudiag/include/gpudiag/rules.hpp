@@ -25,6 +25,9 @@ std::string_view to_string(Role role);
 struct Pattern {
   std::string regex;
   std::vector<std::string> flags;  // caseless, dotall, ucp, utf8, line_start
+  // A cheaper regex that every line `regex` matches also matches: the scan
+  // looks for it, and the lines it hits are confirmed against `regex`.
+  std::string prefilter;
 };
 
 // A named value pulled from a matched line by an ECMAScript regex whose first
