@@ -63,7 +63,9 @@ void LineScanner::scan(std::string_view piece) {
     throw std::runtime_error("Hyperscan failed while scanning");
   const char* begin = piece.data();
   const char* end = begin + piece.size();
-  const std::uint64_t newlines = count_newlines(begin, end);
+  // The hits have counted the lines up to the last of them; count the rest.
+  const std::uint64_t newlines =
+      (cursor_line_ - piece_line_) + count_newlines(begin + cursor_pos_, end);
   remember_tail(newlines);
   piece_line_ += newlines;
   if (const char* nl = find_last_newline(begin, end))
