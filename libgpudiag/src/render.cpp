@@ -10,6 +10,17 @@
 namespace gpudiag {
 namespace {
 
+template <class T>
+void write_optional(detail::JsonWriter& w, const std::optional<T>& v) {
+  if (v) w.value(*v);
+  else w.null();
+}
+
+void write_optional_string(detail::JsonWriter& w, const std::string& v) {
+  if (v.empty()) w.null();
+  else w.value(v);
+}
+
 void write_evidence(detail::JsonWriter& w, const Evidence& ev) {
   w.begin_object();
   w.key("rule").value(ev.rule);
@@ -23,11 +34,9 @@ void write_evidence(detail::JsonWriter& w, const Evidence& ev) {
   for (const auto& [k, v] : ev.values) w.key(k).value(v);
   w.end_object();
   w.key("rank");
-  if (ev.rank) w.value(*ev.rank);
-  else w.null();
+  write_optional(w, ev.rank);
   w.key("host");
-  if (ev.host.empty()) w.null();
-  else w.value(ev.host);
+  write_optional_string(w, ev.host);
   w.end_object();
 }
 
@@ -51,30 +60,20 @@ void write_reading(detail::JsonWriter& w, const std::optional<LossReading>& r) {
   w.end_object();
 }
 
-void write_optional_int(detail::JsonWriter& w, const std::optional<int>& v) {
-  if (v) w.value(*v);
-  else w.null();
-}
-
-void write_optional_string(detail::JsonWriter& w, const std::string& v) {
-  if (v.empty()) w.null();
-  else w.value(v);
-}
-
 void write_worker(detail::JsonWriter& w, const FailedWorker& f) {
   w.begin_object();
   w.key("rank");
-  write_optional_int(w, f.rank);
+  write_optional(w, f.rank);
   w.key("local_rank");
-  write_optional_int(w, f.local_rank);
+  write_optional(w, f.local_rank);
   w.key("host");
   write_optional_string(w, f.host);
   w.key("time");
   write_optional_string(w, f.time);
   w.key("exit_code");
-  write_optional_int(w, f.exit_code);
+  write_optional(w, f.exit_code);
   w.key("signal");
-  write_optional_int(w, f.signal);
+  write_optional(w, f.signal);
   w.key("signal_name");
   write_optional_string(w, f.signal_name);
   w.key("line").value(static_cast<unsigned long long>(f.line));
@@ -102,11 +101,9 @@ void write_trajectory(detail::JsonWriter& w, const Trajectory& t) {
   w.key("shape").value(t.shape);
   w.key("readings").value(static_cast<unsigned long long>(t.readings));
   w.key("rank");
-  if (t.rank) w.value(*t.rank);
-  else w.null();
+  write_optional(w, t.rank);
   w.key("max_step");
-  if (t.max_step) w.value(*t.max_step);
-  else w.null();
+  write_optional(w, t.max_step);
   w.key("first");
   write_reading(w, t.first);
   w.key("last");
@@ -195,8 +192,7 @@ std::string to_json(const Diagnosis& d, const std::string& path, int indent) {
   w.key("launcher");
   write_launcher(w, d.launcher);
   w.key("exit_code");
-  if (d.exit_code) w.value(*d.exit_code);
-  else w.null();
+  write_optional(w, d.exit_code);
   w.key("bytes").value(static_cast<unsigned long long>(d.bytes));
   w.key("lines").value(static_cast<unsigned long long>(d.lines));
   w.end_object();
