@@ -19,6 +19,7 @@ std::string_view signal_class(int signo) {
   switch (signo) {
     case 9: return "oom_killer";
     case 11: return "segfault";
+    case 8: return "segfault";  // SIGFPE: a native crash, like SIGSEGV
     case 6: return "native_abort";
     case 7: return "bus_error";
     default: return {};

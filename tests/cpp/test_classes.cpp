@@ -167,7 +167,8 @@ TEST(ExitCode, SignalAloneDecidesWithLowConfidence) {
     int code;
     const char* cls;
   } cases[] = {{-9, "oom_killer"}, {137, "oom_killer"}, {-11, "segfault"}, {139, "segfault"},
-               {-6, "native_abort"}, {134, "native_abort"}, {-7, "bus_error"}, {135, "bus_error"}};
+               {-6, "native_abort"}, {134, "native_abort"}, {-7, "bus_error"}, {135, "bus_error"},
+               {-8, "segfault"}, {136, "segfault"}};
   for (const auto& c : cases) {
     Diagnosis d = diagnose_text("loading data\n", c.code);
     EXPECT_EQ(d.cls, c.cls) << c.code;
@@ -227,6 +228,18 @@ TEST(LookAlikes, WordsInsideOtherWordsDoNotMatch) {
   EXPECT_EQ(diagnose_text("[inject] mode=nan_loss host=a\n").cls, "unknown");
   EXPECT_EQ(diagnose_text("gpu01:1:2 [0] NCCL INFO Bootstrap : Using eth0\n").cls, "unknown");
   EXPECT_EQ(diagnose_text("lr 3e-4 loss 2.1 nanoseconds 12\n").cls, "unknown");
+}
+
+TEST(Rules, PythonFaulthandlerNamesTheSignal) {
+  const std::string dump =
+      "\n\nCurrent thread 0x00007f32dae18b80 (most recent call first):\n  File \"train.py\", line 186 in main\n";
+  EXPECT_EQ(diagnose_text("step 40 loss 4.8489\nFatal Python error: Aborted" + dump).cls, "native_abort");
+  EXPECT_EQ(diagnose_text("step 40 loss 4.8489\nFatal Python error: Segmentation fault" + dump).cls, "segfault");
+  EXPECT_EQ(diagnose_text("step 40 loss 4.8489\nFatal Python error: Bus error" + dump).cls, "bus_error");
+  // bash's report of a job killed by SIGFPE, with no core dumped.
+  EXPECT_EQ(diagnose_text("step 40 loss 4.8489\njob.sh: line 4:  8105 Floating point exception"
+                          "/usr/bin/python train.py\n").cls,
+            "segfault");
 }
 
 TEST(Rules, NonFiniteLossInEveryWayItIsPrinted) {
