@@ -1,6 +1,8 @@
-// The thin native layer under the gpudiag Python package: it loads rules,
-// scans with the GIL released and hands results back as plain objects. The
-// Pythonic API lives in the pure-Python package around it.
+// The thin native layer under the gpudiag Python package: it binds the C++
+// result types as they are (read-only), loads rules, and scans with the GIL
+// released. The Pythonic API lives in the pure-Python package around it;
+// neither re-lists the fields of the JSON writer, which stays the one
+// serializer (Diagnosis.to_json).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -30,119 +32,14 @@ class BufferView {
   Py_buffer view_{};
 };
 
-py::dict evidence_dict(const Evidence& ev) {
-  py::dict d;
-  d["rule"] = ev.rule;
-  d["class"] = ev.cls;
-  d["line"] = ev.line;
-  d["offset"] = ev.offset;
-  d["text"] = ev.text;
-  d["truncated"] = ev.truncated;
-  d["count"] = ev.count;
-  d["values"] = ev.values;
-  d["rank"] = ev.rank ? py::object(py::int_(*ev.rank)) : py::none();
-  d["host"] = ev.host.empty() ? py::object(py::none()) : py::object(py::str(ev.host));
-  return d;
+// Empty strings are None in Python, as null in JSON.
+template <class T>
+auto optional_string(std::string T::*member) {
+  return [member](const T& self) -> std::optional<std::string> {
+    const std::string& s = self.*member;
+    return s.empty() ? std::nullopt : std::optional<std::string>(s);
+  };
 }
-
-py::object reading_dict(const std::optional<LossReading>& r) {
-  if (!r) return py::none();
-  py::dict d;
-  d["step"] = r->step;
-  d["loss"] = r->loss;  // a Python float holds NaN and inf as they are
-  d["line"] = r->line;
-  d["step_reported"] = r->step_reported;
-  return std::move(d);
-}
-
-py::dict trajectory_dict(const Trajectory& t) {
-  py::dict d;
-  d["shape"] = t.shape;
-  d["readings"] = t.readings;
-  d["rank"] = t.rank ? py::object(py::int_(*t.rank)) : py::none();
-  d["max_step"] = t.max_step ? py::object(py::float_(*t.max_step)) : py::none();
-  d["first"] = reading_dict(t.first);
-  d["last"] = reading_dict(t.last);
-  d["lowest"] = reading_dict(t.lowest);
-  d["peak"] = reading_dict(t.peak);
-  d["first_non_finite"] = reading_dict(t.first_non_finite);
-  py::list series;
-  for (const auto& r : t.series) series.append(py::make_tuple(r.step, r.loss));
-  d["series"] = series;
-  return d;
-}
-
-py::object optional_int(const std::optional<int>& v) {
-  return v ? py::object(py::int_(*v)) : py::none();
-}
-
-py::object optional_str(const std::string& v) {
-  return v.empty() ? py::object(py::none()) : py::object(py::str(v));
-}
-
-py::dict worker_dict(const FailedWorker& w) {
-  py::dict d;
-  d["rank"] = optional_int(w.rank);
-  d["local_rank"] = optional_int(w.local_rank);
-  d["host"] = optional_str(w.host);
-  d["time"] = optional_str(w.time);
-  d["exit_code"] = optional_int(w.exit_code);
-  d["signal"] = optional_int(w.signal);
-  d["signal_name"] = optional_str(w.signal_name);
-  d["line"] = w.line;
-  return d;
-}
-
-py::object launcher_dict(const std::optional<LauncherReport>& r) {
-  if (!r) return py::none();
-  py::dict d;
-  d["root_cause"] = r->root_cause ? py::object(worker_dict(*r->root_cause)) : py::none();
-  py::list others;
-  for (const auto& w : r->other_failures) others.append(worker_dict(w));
-  d["other_failures"] = others;
-  d["other_failure_count"] = r->other_failure_count;
-  return std::move(d);
-}
-
-// Keeps the native result so text and JSON are rendered by the same code as
-// the command line.
-struct Result {
-  Diagnosis diagnosis;
-
-  py::dict to_dict() const {
-    const Diagnosis& x = diagnosis;
-    py::dict d;
-    d["class"] = x.cls;
-    d["g15"] = x.g15;
-    d["family"] = x.family;
-    d["owner"] = x.owner;
-    d["confidence"] = x.confidence;
-    py::dict verdict;
-    verdict["shows"] = x.verdict.shows;
-    verdict["implies"] = x.verdict.implies;
-    verdict["cannot_decide"] = x.verdict.cannot_decide;
-    d["verdict"] = verdict;
-    py::list evidence;
-    for (const auto& ev : x.evidence) evidence.append(evidence_dict(ev));
-    d["evidence"] = evidence;
-    py::list findings;
-    for (const auto& f : x.findings) {
-      py::dict fd;
-      fd["kind"] = f.kind;
-      fd["class"] = f.cls;
-      fd["message"] = f.message;
-      fd["evidence"] = f.evidence ? py::object(evidence_dict(*f.evidence)) : py::none();
-      findings.append(fd);
-    }
-    d["findings"] = findings;
-    d["trajectory"] = trajectory_dict(x.trajectory);
-    d["launcher"] = launcher_dict(x.launcher);
-    d["exit_code"] = x.exit_code ? py::object(py::int_(*x.exit_code)) : py::none();
-    d["bytes"] = x.bytes;
-    d["lines"] = x.lines;
-    return d;
-  }
-};
 
 DiagnoseOptions make_options(std::optional<int> exit_code, std::size_t chunk_size,
                              std::size_t text_cap) {
@@ -153,36 +50,132 @@ DiagnoseOptions make_options(std::optional<int> exit_code, std::size_t chunk_siz
   return o;
 }
 
-py::dict rule_dict(const Rule& r) {
-  py::dict d;
-  d["id"] = r.id;
-  d["class"] = r.cls;
-  d["g15"] = r.g15;
-  d["role"] = std::string(to_string(r.role));
-  py::list patterns;
-  for (const auto& p : r.patterns) {
-    py::dict pd;
-    pd["regex"] = p.regex;
-    pd["flags"] = p.flags;
-    patterns.append(pd);
-  }
-  d["patterns"] = patterns;
-  py::dict extract;
-  for (const auto& e : r.extract) extract[py::str(e.name)] = e.regex;
-  d["extract"] = extract;
-  d["description"] = r.description;
-  d["source"] = r.source;
-  return d;
+void bind_results(py::module_& m) {
+  py::class_<Evidence>(m, "Evidence", "One log line a rule matched.")
+      .def_readonly("rule", &Evidence::rule)
+      .def_readonly("class_", &Evidence::cls)
+      .def_readonly("line", &Evidence::line)
+      .def_readonly("offset", &Evidence::offset)
+      .def_readonly("text", &Evidence::text)
+      .def_readonly("truncated", &Evidence::truncated)
+      .def_readonly("count", &Evidence::count)
+      .def_readonly("values", &Evidence::values)
+      .def_readonly("rank", &Evidence::rank)
+      .def_property_readonly("host", optional_string(&Evidence::host));
+  py::class_<Finding>(m, "Finding", "Something worth knowing beside the primary class.")
+      .def_readonly("kind", &Finding::kind)
+      .def_readonly("class_", &Finding::cls)
+      .def_property_readonly("rule", optional_string(&Finding::rule))
+      .def_readonly("line", &Finding::line)
+      .def_readonly("rank", &Finding::rank)
+      .def_readonly("reason", &Finding::reason)
+      .def_readonly("message", &Finding::message)
+      .def_readonly("evidence", &Finding::evidence);
+  py::class_<LossReading>(m, "LossReading", "One loss value read from a progress line.")
+      .def_readonly("step", &LossReading::step)
+      .def_readonly("loss", &LossReading::loss)
+      .def_readonly("line", &LossReading::line)
+      .def_readonly("step_reported", &LossReading::step_reported);
+  py::class_<Trajectory>(m, "Trajectory", "The training loss of one rank.")
+      .def_property_readonly("shape", [](const Trajectory& t) { return std::string(to_string(t.shape)); })
+      .def_readonly("readings", &Trajectory::readings)
+      .def_readonly("rank", &Trajectory::rank)
+      .def_readonly("max_step", &Trajectory::max_step)
+      .def_readonly("first", &Trajectory::first)
+      .def_readonly("last", &Trajectory::last)
+      .def_readonly("lowest", &Trajectory::lowest)
+      .def_readonly("peak", &Trajectory::peak)
+      .def_readonly("first_non_finite", &Trajectory::first_non_finite)
+      .def_property_readonly("series", [](const Trajectory& t) {
+        py::list out;
+        for (const auto& r : t.series) out.append(py::make_tuple(r.step, r.loss));
+        return py::tuple(out);
+      });
+  py::class_<FailedWorker>(m, "FailedWorker", "One failed worker of a launcher's summary.")
+      .def_readonly("rank", &FailedWorker::rank)
+      .def_readonly("local_rank", &FailedWorker::local_rank)
+      .def_property_readonly("host", optional_string(&FailedWorker::host))
+      .def_property_readonly("time", optional_string(&FailedWorker::time))
+      .def_readonly("exit_code", &FailedWorker::exit_code)
+      .def_readonly("signal", &FailedWorker::signal)
+      .def_property_readonly("signal_name", optional_string(&FailedWorker::signal_name))
+      .def_readonly("line", &FailedWorker::line);
+  py::class_<LauncherReport>(m, "LauncherReport", "A launcher's failure summary.")
+      .def_readonly("root_cause", &LauncherReport::root_cause)
+      .def_property_readonly("other_failures",
+                             [](const LauncherReport& r) { return py::tuple(py::cast(r.other_failures)); })
+      .def_readonly("other_failure_count", &LauncherReport::other_failure_count);
+  py::class_<Verdict>(m, "Verdict", "What the log shows, implies and cannot decide.")
+      .def_property_readonly("shows", [](const Verdict& v) { return py::tuple(py::cast(v.shows)); })
+      .def_property_readonly("implies", [](const Verdict& v) { return py::tuple(py::cast(v.implies)); })
+      .def_property_readonly("cannot_decide",
+                             [](const Verdict& v) { return py::tuple(py::cast(v.cannot_decide)); });
+  py::class_<Diagnosis>(m, "Diagnosis", "Why a job ended, with the evidence.")
+      .def_property_readonly("path", optional_string(&Diagnosis::path))
+      .def_readonly("class_", &Diagnosis::cls)
+      .def_readonly("title", &Diagnosis::title)
+      .def_readonly("g15", &Diagnosis::g15)
+      .def_readonly("family", &Diagnosis::family)
+      .def_readonly("owner", &Diagnosis::owner)
+      .def_readonly("confidence", &Diagnosis::confidence)
+      .def_readonly("verdict", &Diagnosis::verdict)
+      .def_property_readonly("evidence", [](const Diagnosis& d) { return py::tuple(py::cast(d.evidence)); })
+      .def_property_readonly("findings", [](const Diagnosis& d) { return py::tuple(py::cast(d.findings)); })
+      .def_readonly("trajectory", &Diagnosis::trajectory)
+      .def_readonly("launcher", &Diagnosis::launcher)
+      .def_readonly("exit_code", &Diagnosis::exit_code)
+      .def_readonly("bytes", &Diagnosis::bytes)
+      .def_readonly("lines", &Diagnosis::lines)
+      .def("to_json", [](const Diagnosis& d, int indent) { return to_json(d, {}, indent); },
+           py::arg("indent") = 0, "The command line's JSON object of this diagnosis.")
+      .def("to_text", [](const Diagnosis& d, bool color) { return to_text(d, {}, TextStyle{color}); },
+           py::arg("color") = false, "The command line's text rendering.");
 }
 
-}  // namespace
-
-PYBIND11_MODULE(_core, m) {
-  m.doc() = "Native core of gpudiag; use the gpudiag package, not this module.";
-
-  auto rule_error = py::register_exception<RuleError>(m, "RuleError", PyExc_ValueError);
-  py::register_exception<InputError>(m, "InputError", PyExc_OSError);
-  (void)rule_error;
+void bind_rules(py::module_& m) {
+  py::class_<ClassInfo>(m, "ClassInfo", "One class of the taxonomy: its card and behaviour.")
+      .def_readonly("id", &ClassInfo::id)
+      .def_readonly("family", &ClassInfo::family)
+      .def_readonly("owner", &ClassInfo::owner)
+      .def_readonly("g15", &ClassInfo::g15)
+      .def_readonly("title", &ClassInfo::title)
+      .def_readonly("description", &ClassInfo::description)
+      .def_readonly("cause", &ClassInfo::cause)
+      .def_readonly("action", &ClassInfo::action)
+      .def_readonly("rerun", &ClassInfo::rerun)
+      .def_readonly("rerun_note", &ClassInfo::rerun_note)
+      .def_readonly("cannot_decide", &ClassInfo::cannot_decide)
+      .def_property_readonly("exit_signals", [](const ClassInfo& c) { return py::tuple(py::cast(c.exit_signals)); })
+      .def_readonly("signal_exit_cascade", &ClassInfo::signal_exit_cascade)
+      .def_property_readonly("tier", [](const ClassInfo& c) { return std::string(to_string(c.tier)); })
+      .def_readonly("survivable", &ClassInfo::survivable)
+      .def_readonly("stall", &ClassInfo::stall)
+      .def_property_readonly("outcome", [](const ClassInfo& c) { return std::string(to_string(c.outcome)); })
+      .def_readonly("max_steps", &ClassInfo::max_steps)
+      .def_readonly("source", &ClassInfo::source);
+  py::class_<Rule>(m, "Rule", "One rule, as loaded (defines expanded).")
+      .def_readonly("id", &Rule::id)
+      .def_property_readonly("class_", [](const Rule& r) { return r.cls.empty() ? py::object(py::none()) : py::str(r.cls); })
+      .def_readonly("g15", &Rule::g15)
+      .def_property_readonly("role", [](const Rule& r) { return std::string(to_string(r.role)); })
+      .def_readonly("cascade", &Rule::cascade)
+      .def_property_readonly("patterns", [](const Rule& r) {
+        py::list out;
+        for (const auto& p : r.patterns) out.append(p.regex);
+        return py::tuple(out);
+      })
+      .def_property_readonly("flags", [](const Rule& r) {
+        py::list out;
+        for (const auto& p : r.patterns) out.append(py::tuple(py::cast(p.flags)));
+        return py::tuple(out);
+      })
+      .def_property_readonly("extract", [](const Rule& r) {
+        py::dict out;
+        for (const auto& e : r.extract) out[py::str(e.name)] = e.regex;
+        return out;
+      })
+      .def_readonly("description", &Rule::description)
+      .def_readonly("source", &Rule::source);
 
   py::class_<RuleSet, std::shared_ptr<RuleSet>>(m, "NativeRuleSet")
       .def_property_readonly("origin", &RuleSet::origin)
@@ -190,11 +183,24 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("cache_outcome",
                              [](const RuleSet& s) { return std::string(to_string(s.cache_outcome())); })
       .def_property_readonly("cache_file", &RuleSet::cache_file)
-      .def("rules", [](const RuleSet& s) {
+      .def("rules", [](const RuleSet& s) { return py::tuple(py::cast(s.rules())); })
+      .def("classes", [](const RuleSet& s) { return py::tuple(py::cast(s.taxonomy().classes)); })
+      .def("check_examples", [](const RuleSet& s) {
         py::list out;
-        for (const auto& r : s.rules()) out.append(rule_dict(r));
+        for (const auto& f : s.check_examples()) out.append(py::make_tuple(f.file, f.rule_id, f.problem));
         return out;
       });
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "Native core of gpudiag; use the gpudiag package, not this module.";
+
+  py::register_exception<RuleError>(m, "RuleError", PyExc_ValueError);
+  py::register_exception<InputError>(m, "InputError", PyExc_OSError);
+  bind_results(m);
+  bind_rules(m);
 
   // pybind11 holders cannot be shared_ptr<const T>; nothing bound here mutates a RuleSet.
   auto as_mutable = [](std::shared_ptr<const RuleSet> s) {
@@ -217,27 +223,13 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("dir") = py::none(), py::arg("cache") = true, py::arg("cache_dir") = py::none());
 
-  py::class_<Result>(m, "Result")
-      .def("to_dict", &Result::to_dict)
-      .def("to_text", [](const Result& r, const std::string& path, bool color) {
-        return to_text(r.diagnosis, path, TextStyle{color});
-      }, py::arg("path") = "", py::arg("color") = false)
-      .def("to_json", [](const Result& r, const std::string& path, int indent) {
-        return to_json(r.diagnosis, path, indent);
-      }, py::arg("path") = "", py::arg("indent") = 0);
-
   m.def(
       "diagnose_buffer",
       [](std::shared_ptr<RuleSet> rules, py::object buffer, std::optional<int> exit_code,
          std::size_t chunk_size, std::size_t text_cap) {
         BufferView view(buffer);
-        Result result;
-        {
-          py::gil_scoped_release release;
-          result.diagnosis =
-              diagnose_bytes(rules, view.bytes(), make_options(exit_code, chunk_size, text_cap));
-        }
-        return result;
+        py::gil_scoped_release release;
+        return diagnose_bytes(rules, view.bytes(), make_options(exit_code, chunk_size, text_cap));
       },
       py::arg("rules"), py::arg("buffer"), py::arg("exit_code") = py::none(),
       py::arg("chunk_size") = DiagnoseOptions{}.chunk_size,
@@ -247,31 +239,14 @@ PYBIND11_MODULE(_core, m) {
       "diagnose_path",
       [](std::shared_ptr<RuleSet> rules, std::filesystem::path path, std::optional<int> exit_code,
          std::size_t chunk_size, std::size_t text_cap) {
-        Result result;
-        {
-          py::gil_scoped_release release;
-          result.diagnosis =
-              diagnose_file(rules, path, make_options(exit_code, chunk_size, text_cap));
-        }
-        return result;
+        py::gil_scoped_release release;
+        return diagnose_file(rules, path, make_options(exit_code, chunk_size, text_cap));
       },
       py::arg("rules"), py::arg("path"), py::arg("exit_code") = py::none(),
       py::arg("chunk_size") = DiagnoseOptions{}.chunk_size,
       py::arg("text_cap") = DiagnoseOptions{}.text_cap);
 
-  m.def("taxonomy", [] {
-    py::list out;
-    for (const auto& c : all_classes()) {
-      py::dict d;
-      d["id"] = std::string(c.id);
-      d["family"] = std::string(c.family);
-      d["owner"] = std::string(c.owner);
-      d["g15"] = std::string(c.g15);
-      d["title"] = std::string(c.title);
-      out.append(d);
-    }
-    return out;
-  });
+  m.def("taxonomy", [] { return py::tuple(py::cast(gpudiag::taxonomy().classes)); });
   m.def("version", [] { return std::string(version()); });
   m.def("hyperscan_version", [] { return std::string(hyperscan_version()); });
 }

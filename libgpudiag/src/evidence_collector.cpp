@@ -6,8 +6,7 @@
 
 namespace gpudiag::detail {
 
-void EvidenceCollector::on_hit(const LineHit& hit) {
-  RuleEvidence& ev = per_rule_[hit.rule];
+void record_hit(RuleEvidence& ev, const LineHit& hit) {
   RecordedHit& slot = ev.count == 0 ? ev.first : ev.last;
   slot.line = hit.line;
   slot.offset = hit.offset;

@@ -22,10 +22,13 @@ struct RuleEvidence {
   RecordedHit first, last;
 };
 
+// Counts a hit and keeps it as the first or (so far) last one.
+void record_hit(RuleEvidence& ev, const LineHit& hit);
+
 class EvidenceCollector : public MatchSink {
  public:
   explicit EvidenceCollector(std::size_t rule_count) : per_rule_(rule_count) {}
-  void on_hit(const LineHit& hit) override;
+  void on_hit(const LineHit& hit) override { record_hit(per_rule_[hit.rule], hit); }
   const std::vector<RuleEvidence>& per_rule() const { return per_rule_; }
 
  private:

@@ -1,16 +1,116 @@
 #include "extractor.hpp"
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
 namespace gpudiag::detail {
 
-std::map<std::string, std::string> extract_values(const std::vector<CompiledExtraction>& fields,
-                                                  const std::string& line) {
-  std::map<std::string, std::string> values;
-  for (const auto& field : fields) {
-    std::smatch m;
-    if (std::regex_search(line, m, field.regex->get()) && m.size() > 1 && m[1].matched)
-      values[field.name] = m[1].str();
+struct Extractor::Compiled {
+  pcre2_code* code = nullptr;
+  int value_group = -1;  // the group number, or -1 when not decided
+  bool named = false;    // the value's group is named after it
+  std::string problem;
+  ~Compiled() { pcre2_code_free(code); }
+};
+
+Extractor::Extractor(std::string name, std::string regex)
+    : name_(std::move(name)), regex_(std::move(regex)) {}
+Extractor::~Extractor() = default;
+
+namespace {
+
+// The number of the group named `name`, the first of them when alternatives
+// share the name (PCRE2_DUPNAMES), or -1.
+int named_group(pcre2_code* code, const std::string& name) {
+  uint32_t count = 0, entry_size = 0;
+  PCRE2_SPTR table = nullptr;
+  pcre2_pattern_info(code, PCRE2_INFO_NAMECOUNT, &count);
+  pcre2_pattern_info(code, PCRE2_INFO_NAMEENTRYSIZE, &entry_size);
+  pcre2_pattern_info(code, PCRE2_INFO_NAMETABLE, &table);
+  for (uint32_t i = 0; i < count; ++i) {
+    PCRE2_SPTR entry = table + i * entry_size;
+    if (name == reinterpret_cast<const char*>(entry + 2)) return (entry[0] << 8) | entry[1];
   }
+  return -1;
+}
+
+}  // namespace
+
+const Extractor::Compiled& Extractor::compiled() const {
+  std::call_once(once_, [this] {
+    auto c = std::make_unique<Compiled>();
+    int error = 0;
+    PCRE2_SIZE offset = 0;
+    c->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(regex_.data()), regex_.size(),
+                            PCRE2_DUPNAMES, &error, &offset, nullptr);
+    if (!c->code) {
+      PCRE2_UCHAR message[256];
+      pcre2_get_error_message(error, message, sizeof message);
+      c->problem = "is not a valid regex: " + std::string(reinterpret_cast<char*>(message)) +
+                   " at offset " + std::to_string(offset);
+    } else {
+      pcre2_jit_compile(c->code, PCRE2_JIT_COMPLETE);  // falls back to the interpreter
+      uint32_t groups = 0;
+      pcre2_pattern_info(c->code, PCRE2_INFO_CAPTURECOUNT, &groups);
+      c->value_group = named_group(c->code, name_);
+      c->named = c->value_group >= 0;
+      if (c->value_group < 0 && groups == 1) c->value_group = 1;
+      if (c->value_group < 0)
+        c->problem = groups == 0
+                         ? "needs a capture group around the value"
+                         : "has " + std::to_string(groups) +
+                               " capture groups: make the others (?:...) or name the value's "
+                               "group (?<" + name_ + ">...)";
+    }
+    compiled_ = std::move(c);
+  });
+  return *compiled_;
+}
+
+std::string Extractor::problem() const { return compiled().problem; }
+
+std::optional<std::string> Extractor::find(std::string_view line) const {
+  const Compiled& c = compiled();
+  if (c.value_group < 0) return std::nullopt;
+  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(
+      pcre2_match_data_create_from_pattern(c.code, nullptr), &pcre2_match_data_free);
+  if (!match) return std::nullopt;
+  int rc = pcre2_match(c.code, reinterpret_cast<PCRE2_SPTR>(line.data()), line.size(), 0, 0,
+                       match.get(), nullptr);
+  if (rc <= 0) return std::nullopt;
+  // With duplicate names, the value is in whichever same-named group is set.
+  const int group = c.value_group;
+  if (c.named) {
+    PCRE2_UCHAR* value = nullptr;
+    PCRE2_SIZE length = 0;
+    if (pcre2_substring_get_byname(match.get(), reinterpret_cast<PCRE2_SPTR>(name_.c_str()),
+                                   &value, &length) != 0)
+      return std::nullopt;
+    std::string out(reinterpret_cast<char*>(value), length);
+    pcre2_substring_free(value);
+    return out;
+  }
+  if (group >= rc) return std::nullopt;  // the group did not take part
+  PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
+  if (ovector[2 * group] == PCRE2_UNSET) return std::nullopt;
+  return std::string(line.substr(ovector[2 * group], ovector[2 * group + 1] - ovector[2 * group]));
+}
+
+std::map<std::string, std::string> extract_values(const RuleExtractors& fields,
+                                                  std::string_view line) {
+  std::map<std::string, std::string> values;
+  for (const auto& field : fields)
+    if (auto v = field->find(line)) values[field->name()] = std::move(*v);
   return values;
+}
+
+void check_extractions(const std::vector<Rule>& rules,
+                       const std::vector<RuleExtractors>& extractors) {
+  for (std::size_t r = 0; r < rules.size(); ++r)
+    for (const auto& e : extractors[r])
+      if (std::string problem = e->problem(); !problem.empty())
+        throw RuleError(rules[r].source, "rule " + rules[r].id,
+                        "extract \"" + e->name() + "\" " + problem);
 }
 
 }  // namespace gpudiag::detail

@@ -47,12 +47,18 @@ Diagnosis diagnose_fd(std::shared_ptr<const RuleSet> rules, int fd, std::string_
 
 Diagnosis diagnose_file(std::shared_ptr<const RuleSet> rules, const std::filesystem::path& path,
                         const DiagnoseOptions& options) {
-  if (path == "-") return diagnose_fd(std::move(rules), STDIN_FILENO, "<stdin>", options);
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) fail(path.string(), std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) fail(path.string(), "is a directory");
-  return diagnose_fd(std::move(rules), fd.get(), path.string(), options);
+  Diagnosis d;
+  if (path == "-") {
+    d = diagnose_fd(std::move(rules), STDIN_FILENO, "<stdin>", options);
+  } else {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) fail(path.string(), std::strerror(errno));
+    struct stat st;
+    if (::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) fail(path.string(), "is a directory");
+    d = diagnose_fd(std::move(rules), fd.get(), path.string(), options);
+  }
+  d.path = path.string();
+  return d;
 }
 
 }  // namespace gpudiag

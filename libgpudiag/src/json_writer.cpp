@@ -1,7 +1,7 @@
 #include "json_writer.hpp"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 namespace gpudiag::detail {
 
@@ -99,9 +99,13 @@ JsonWriter& JsonWriter::value(double d) {
     out_ += "null";
     return *this;
   }
+  // The shortest form that reads back as the same double, always with a '.'
+  // or an exponent, so that a reader sees a float (5.0, not 5).
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", d);
-  out_ += buf;
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);
+  std::string_view text(buf, static_cast<std::size_t>(end - buf));
+  out_ += text;
+  if (text.find_first_of(".e") == std::string_view::npos) out_ += ".0";
   return *this;
 }
 

@@ -3,7 +3,7 @@
 #include <charconv>
 
 #include "rank_prefix.hpp"
-#include "resolver.hpp"
+#include "signals.hpp"
 
 namespace gpudiag::detail {
 namespace {
@@ -119,8 +119,8 @@ void LauncherReportReader::add_line(std::string_view text, std::uint64_t line) {
   } else if (key == "exitcode") {
     entry_.exit_code = leading_int(value);
     if (entry_.exit_code && *entry_.exit_code < 0) set_signal(entry_, -*entry_.exit_code);
-  } else if (key == "traceback") {
-    if (auto signo = int_after(value, "Signal ")) set_signal(entry_, *signo);
+  } else if (auto signo = int_after(value, "Signal "); signo && value.starts_with("Signal ")) {
+    set_signal(entry_, *signo);  // the traceback field: "Signal 6 (SIGABRT) received by PID 7"
   }
 }
 

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "gpudiag/taxonomy.hpp"
 #include "json_writer.hpp"
 #include "text_util.hpp"
 
@@ -19,6 +18,11 @@ void write_optional(detail::JsonWriter& w, const std::optional<T>& v) {
 void write_optional_string(detail::JsonWriter& w, const std::string& v) {
   if (v.empty()) w.null();
   else w.value(v);
+}
+
+void write_optional_line(detail::JsonWriter& w, const std::optional<std::uint64_t>& v) {
+  if (v) w.value(static_cast<unsigned long long>(*v));
+  else w.null();
 }
 
 void write_evidence(detail::JsonWriter& w, const Evidence& ev) {
@@ -52,7 +56,7 @@ void write_reading(detail::JsonWriter& w, const std::optional<LossReading>& r) {
     return;
   }
   w.begin_object();
-  w.key("step").value(r->step);
+  w.key("step").value(static_cast<unsigned long long>(r->step));
   w.key("loss");
   write_loss(w, r->loss);
   w.key("line").value(static_cast<unsigned long long>(r->line));
@@ -98,12 +102,12 @@ void write_launcher(detail::JsonWriter& w, const std::optional<LauncherReport>& 
 
 void write_trajectory(detail::JsonWriter& w, const Trajectory& t) {
   w.begin_object();
-  w.key("shape").value(t.shape);
+  w.key("shape").value(to_string(t.shape));
   w.key("readings").value(static_cast<unsigned long long>(t.readings));
   w.key("rank");
   write_optional(w, t.rank);
   w.key("max_step");
-  write_optional(w, t.max_step);
+  write_optional_line(w, t.max_step);
   w.key("first");
   write_reading(w, t.first);
   w.key("last");
@@ -117,7 +121,7 @@ void write_trajectory(detail::JsonWriter& w, const Trajectory& t) {
   w.key("series").begin_array();
   for (const auto& r : t.series) {
     w.begin_array();
-    w.value(r.step);
+    w.value(static_cast<unsigned long long>(r.step));
     write_loss(w, r.loss);
     w.end_array();
   }
@@ -139,9 +143,10 @@ struct Palette {
   }
 };
 
-std::string_view owner_color(std::string_view owner, std::string_view cls) {
-  if (cls == "healthy") return "1;32";
-  if (cls == "unknown") return "1;35";
+// No owner with evidence is a healthy run; no owner without any, undecided.
+std::string_view owner_color(const Diagnosis& d) {
+  const std::string& owner = d.owner;
+  if (owner == "none") return d.evidence.empty() ? "1;35" : "1;32";
   if (owner == "infra") return "1;31";
   if (owner == "scheduler") return "1;34";
   return "1;33";
@@ -158,8 +163,10 @@ std::string json_string(std::string_view s) {
 std::string to_json(const Diagnosis& d, const std::string& path, int indent) {
   detail::JsonWriter w(indent);
   w.begin_object();
-  if (!path.empty()) w.key("path").value(path);
+  const std::string& p = path.empty() ? d.path : path;
+  if (!p.empty()) w.key("path").value(p);
   w.key("class").value(d.cls);
+  w.key("title").value(d.title);
   w.key("g15").value(d.g15);
   w.key("family").value(d.family);
   w.key("owner").value(d.owner);
@@ -180,6 +187,13 @@ std::string to_json(const Diagnosis& d, const std::string& path, int indent) {
     w.begin_object();
     w.key("kind").value(f.kind);
     w.key("class").value(f.cls);
+    w.key("rule");
+    write_optional_string(w, f.rule);
+    w.key("line");
+    write_optional_line(w, f.line);
+    w.key("rank");
+    write_optional(w, f.rank);
+    w.key("reason").value(f.reason);
     w.key("message").value(f.message);
     w.key("evidence");
     if (f.evidence) write_evidence(w, *f.evidence);
@@ -201,13 +215,13 @@ std::string to_json(const Diagnosis& d, const std::string& path, int indent) {
 
 std::string to_text(const Diagnosis& d, const std::string& path, const TextStyle& style) {
   Palette p{style.color};
-  const ClassInfo* info = find_class(d.cls);
   std::string out;
-  if (!path.empty()) out += p.wrap("1", detail::printable(path)) + "\n";
+  const std::string& shown = path.empty() ? d.path : path;
+  if (!shown.empty()) out += p.wrap("1", detail::printable(shown == "-" ? "<stdin>" : shown)) + "\n";
   char conf[16];
   std::snprintf(conf, sizeof conf, "%.2f", d.confidence);
-  out += "  " + p.wrap(owner_color(d.owner, d.cls), d.cls);
-  if (info) out += " · " + std::string(info->title);
+  out += "  " + p.wrap(owner_color(d), d.cls);
+  if (!d.title.empty()) out += " · " + d.title;
   out += "\n";
   out += p.wrap("2", "  owner " + d.owner + " · family " + d.family + " · g15 " + d.g15 +
                          " · confidence " + conf) +

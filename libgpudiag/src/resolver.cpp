@@ -2,35 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "gpudiag/taxonomy.hpp"
-#include "rank_prefix.hpp"
-#include "verdict.hpp"
+#include "cause_selection.hpp"
+#include "signals.hpp"
+#include "training.hpp"
+#include "wording.hpp"
 
 namespace gpudiag::detail {
 namespace {
-
-// A class an exit signal alone points to, when the log says nothing better.
-std::string_view signal_class(int signo) {
-  switch (signo) {
-    case 9: return "oom_killer";
-    case 11: return "segfault";
-    case 8: return "segfault";  // SIGFPE: a native crash, like SIGSEGV
-    case 6: return "native_abort";
-    case 7: return "bus_error";
-    default: return {};
-  }
-}
-
-// runtime_error and traceback mean "an exception no class above explains":
-// once a more specific cause matched, their lines are that cause's wrapper.
-bool explained_by_any_cause(std::string_view cls) {
-  return cls == "runtime_error" || cls == "traceback";
-}
 
 // Each independent signal that agrees halves the remaining doubt; a matched
 // log line weighs twice an exit code.
@@ -39,471 +21,301 @@ double confidence_from(int units) {
   return std::min(0.99, 1.0 - std::pow(0.5, units));
 }
 
-}  // namespace
-
-std::optional<int> signal_of(std::optional<int> exit_code) {
-  if (!exit_code) return std::nullopt;
-  int c = *exit_code;
-  if (c < 0 && c > -65) return -c;
-  if (c > 128 && c < 128 + 65) return c - 128;
-  return std::nullopt;
-}
-
-std::string_view signal_name(int signo) {
-  switch (signo) {
-    case 1: return "SIGHUP";
-    case 2: return "SIGINT";
-    case 3: return "SIGQUIT";
-    case 4: return "SIGILL";
-    case 6: return "SIGABRT";
-    case 7: return "SIGBUS";
-    case 8: return "SIGFPE";
-    case 9: return "SIGKILL";
-    case 11: return "SIGSEGV";
-    case 13: return "SIGPIPE";
-    case 15: return "SIGTERM";
-    default: return "";
+// Two rules matching one line are one signal, not two.
+class Weights {
+ public:
+  void line(const Evidence& ev, int weight) {
+    if (lines_.insert(ev.line).second) units_ += weight;
   }
-}
+  void add(int units) { units_ += units; }
+  int units() const { return units_; }
 
-namespace {
+ private:
+  std::set<std::uint64_t> lines_;
+  int units_ = 0;
+};
 
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+struct Resolver {
+  const RuleSet::Impl& rules;
+  const ScanResult& scan;
+  const Taxonomy& taxonomy = rules.taxonomy;
+  Diagnosis d;
+  TrainingState training;
+  Selection selection;
+  Weights weights;
+  ExitReading exit_reading = ExitReading::none;
+  std::vector<Note> notes;
+  std::vector<FindingFacts> findings;
+  const ClassInfo* info = nullptr;
 
-std::string where(const LossReading& r) {
-  std::string s = r.step_reported ? "step " + number(r.step) : "reading " + number(r.step);
-  return s + ", line " + std::to_string(r.line);
-}
-
-std::string rank_of(const Evidence& ev) {
-  if (!ev.rank) return ev.host.empty() ? "" : "host " + ev.host;
-  std::string s = "rank " + std::to_string(*ev.rank);
-  if (!ev.host.empty()) s += " on " + ev.host;
-  return s;
-}
-
-// The number of optimisation steps the run reports having taken, from the
-// trajectory, a completion line ("200 steps", `max_steps=3`) or HF Trainer's
-// summary (runtime x steps per second).
-std::optional<double> steps_taken(const Trajectory& t, const std::vector<Evidence>& markers) {
-  std::optional<double> steps = t.max_step;
-  auto take = [&](double v) { steps = std::max(steps.value_or(0), v); };
-  for (const auto& ev : markers) {
-    auto get = [&](const char* name) -> std::optional<double> {
-      auto it = ev.values.find(name);
-      if (it == ev.values.end()) return std::nullopt;
-      try {
-        return std::stod(it->second);
-      } catch (...) {
-        return std::nullopt;
-      }
-    };
-    if (auto v = get("steps")) take(*v);
-    auto runtime = get("train_runtime"), rate = get("train_steps_per_second");
-    if (runtime && rate) take(std::round(*runtime * *rate));
+  Evidence evidence_of(const Candidate& c, bool last = false) const {
+    const RuleEvidence& e = *c.evidence;
+    Evidence ev = make_evidence(rules, c.rule, e, last && e.count > 1 ? e.last : e.first);
+    ev.cls = c.info->id;  // an exit_status rule's class is the signal's
+    return ev;
   }
-  return steps;
-}
 
-constexpr double kUndertrainedSteps = 10;
+  Evidence marker_evidence(unsigned rule, bool last) const {
+    const RuleEvidence& e = scan.per_rule[rule];
+    return make_evidence(rules, rule, e, last && e.count > 1 ? e.last : e.first);
+  }
 
-std::string worker_name(const FailedWorker& w) {
-  std::string s = w.rank ? "rank " + std::to_string(*w.rank) : "a worker";
-  if (!w.host.empty()) s += " on " + w.host;
-  return s;
-}
-
-std::string exit_of(const FailedWorker& w) {
-  if (!w.exit_code) return "";
-  std::string s = "exit code " + std::to_string(*w.exit_code);
-  if (!w.signal_name.empty()) s += " (" + w.signal_name + ")";
-  return s;
-}
-
-// "the launcher's summary names rank 2 on node-1 as its first observed failure (line
-// 88): exit code 1; 3 other ranks failed after it: rank 0 exit code -15
-// (SIGTERM), ..."
-std::string launcher_note(const LauncherReport& r) {
-  const FailedWorker& root = *r.root_cause;
-  std::string s = "the launcher's summary names " + worker_name(root) +
-                  " as its first observed failure (line " + std::to_string(root.line) + ")";
-  if (root.exit_code) s += ": " + exit_of(root);
-  if (r.other_failure_count > 0) {
-    s += "; " + std::to_string(r.other_failure_count) + " other rank" +
-         (r.other_failure_count == 1 ? "" : "s") + " failed after it: ";
-    constexpr std::size_t kListed = 4;
-    for (std::size_t i = 0; i < r.other_failures.size() && i < kListed; ++i) {
-      const FailedWorker& w = r.other_failures[i];
-      s += (i ? ", " : "") + worker_name(w);
-      if (w.exit_code) s += " " + exit_of(w);
+  FindingFacts& finding(std::string kind, const std::string& cls, std::string reason,
+                        std::optional<Evidence> ev) {
+    FindingFacts x;
+    x.finding.kind = std::move(kind);
+    x.finding.cls = cls;
+    x.finding.reason = std::move(reason);
+    if (ev) {
+      x.finding.rule = ev->rule;
+      x.finding.line = ev->line;
+      x.finding.rank = ev->rank;
     }
-    if (r.other_failure_count > kListed) s += ", ...";
+    x.finding.evidence = std::move(ev);
+    findings.push_back(std::move(x));
+    return findings.back();
   }
-  return s;
-}
+
+  void set_aside_findings() {
+    for (const auto& c : selection.candidates) {
+      if (c.standing == Standing::after_completion) {
+        auto& x = finding("after_completion", c.info->id, "", evidence_of(c));
+        x.completion_line = training.completion_line;
+        x.last_reading = d.trajectory.last;
+        x.finding.reason = *x.finding.line > training.completion_line ? "after_completion_line"
+                                                                      : "after_last_reading";
+      }
+    }
+    for (const auto& c : selection.candidates) {
+      if (c.standing != Standing::completed_after && c.standing != Standing::trained_after) continue;
+      auto& x = finding("recovered", c.info->id,
+                        c.standing == Standing::completed_after ? "completed_after" : "trained_after",
+                        evidence_of(c, true));
+      x.completion_line = training.completion_line;
+      x.readings_after = c.readings_after;
+    }
+  }
+
+  void cause_findings(const Candidate& root) {
+    const Evidence root_ev = evidence_of(root);
+    for (const auto& c : selection.candidates) {
+      switch (c.standing) {
+        case Standing::root_cause:
+        case Standing::supports:
+          d.evidence.push_back(evidence_of(c));
+          weights.line(d.evidence.back(), 2);
+          if (d.evidence.back().count > 1) weights.add(1);  // more lines agree
+          break;
+        case Standing::cascade_of_root: {
+          auto& x = finding("cascade", c.info->id, "cascade_of_root", evidence_of(c));
+          x.more_lines = c.evidence->count - 1;
+          x.root = root_ev;
+          break;
+        }
+        case Standing::earlier_rank:
+        case Standing::rule_order: {
+          auto& x = finding("also_matched", c.info->id,
+                            c.standing == Standing::earlier_rank ? "earlier_rank" : "rule_order",
+                            evidence_of(c));
+          x.first_rank = selection.first_rank;
+          x.root_rule = rules.rules[root.rule].id;
+          break;
+        }
+        default: break;
+      }
+    }
+  }
+
+  // The job's exit status against the class the log decided.
+  void weigh_exit_status(const ClassInfo* exit_class) {
+    if (!exit_class) return;
+    if (exit_class == info) {
+      weights.add(1);
+      exit_reading = ExitReading::agrees;
+      return;
+    }
+    auto& x = finding("exit_code", exit_class->id, "exit_code_disagrees", std::nullopt);
+    x.exit_code = scan.exit_code;
+    exit_reading = ExitReading::disagrees;
+  }
+
+  void progress_before_cause() {
+    const Trajectory& t = d.trajectory;
+    if (!t.last || d.evidence.empty()) return;
+    const Evidence& cause = d.evidence.front();
+    if (t.last->line >= cause.line) return;
+    Note n{NoteKind::training_reached};
+    n.reading = t.last;
+    n.cause_line = cause.line;
+    n.stall = info->stall;
+    notes.push_back(n);
+  }
+
+  void from_cause(const Candidate& root, const ClassInfo* exit_class) {
+    info = root.info;
+    d.g15 = rules.rules[root.rule].cls.empty() ? info->g15 : rules.rules[root.rule].g15;
+    cause_findings(root);
+    if (!d.evidence.empty() && d.evidence.front().rank && !root.cascade)
+      notes.push_back({NoteKind::first_failure_on, d.evidence.front()});
+    weigh_exit_status(exit_class);
+    progress_before_cause();
+    const Outcome problem = training.problem;
+    if ((problem == Outcome::non_finite_loss || problem == Outcome::diverging_loss) &&
+        taxonomy.for_outcome(problem) != info) {  // else the evidence already says so
+      auto& x = finding("trajectory", taxonomy.for_outcome(problem)->id,
+                        "loss_" + std::string(to_string(d.trajectory.shape)), std::nullopt);
+      x.shape = d.trajectory.shape;
+    }
+  }
+
+  void add_markers(bool with_progress) {
+    for (unsigned i = 0; i < rules.rules.size(); ++i) {
+      if (scan.per_rule[i].count == 0) continue;
+      const Role role = rules.rules[i].role;
+      const bool progress = role == Role::progress;
+      if (role == Role::completion || (with_progress && progress)) {
+        d.evidence.push_back(marker_evidence(i, !progress));
+        weights.line(d.evidence.back(), progress ? 1 : 2);
+      }
+    }
+  }
+
+  // No line names a cause: training correctness decides, from the trajectory
+  // and the markers.
+  void from_training(bool clean_exit, bool failed_after_completion) {
+    const Trajectory& t = d.trajectory;
+    Outcome outcome = training.problem;
+    if (outcome == Outcome::too_few_steps && !(clean_exit || failed_after_completion))
+      outcome = Outcome::none;
+    if (outcome == Outcome::none)
+      outcome = training.completed && clean_exit ? Outcome::completed : Outcome::undetermined;
+    info = taxonomy.for_outcome(outcome);
+    if (!info) info = taxonomy.for_outcome(outcome = Outcome::undetermined);
+    Note loss{NoteKind::loss_fell};
+    loss.trajectory = &t;
+    switch (outcome) {
+      case Outcome::non_finite_loss:
+        loss.kind = t.first_non_finite ? NoteKind::loss_non_finite : NoteKind::grad_non_finite;
+        notes.push_back(loss);
+        weights.add(2);
+        add_markers(true);
+        break;
+      case Outcome::diverging_loss:
+        loss.kind = t.shape == TrajectoryShape::diverged  ? NoteKind::loss_diverged
+                    : t.shape == TrajectoryShape::plateau ? NoteKind::loss_plateau
+                                                          : NoteKind::loss_no_decrease;
+        notes.push_back(loss);
+        weights.add(t.readings >= 8 ? 3 : 2);
+        add_markers(true);
+        break;
+      case Outcome::resume_without_load:
+        d.evidence.push_back(marker_evidence(static_cast<unsigned>(training.resume_request_rule), false));
+        weights.line(d.evidence.back(), 2);
+        notes.push_back({NoteKind::no_checkpoint_loaded});
+        if (t.first && t.first->step <= 1) {
+          Note n{NoteKind::restarts_at};
+          n.reading = t.first;
+          notes.push_back(n);
+          weights.add(1);
+        }
+        break;
+      case Outcome::too_few_steps: {
+        add_markers(true);
+        Note n{NoteKind::completed_after_steps};
+        n.steps = *training.steps;
+        notes.push_back(n);
+        if (scan.exit_code) weights.add(1);
+        break;
+      }
+      case Outcome::completed:
+        add_markers(true);
+        if (t.shape == TrajectoryShape::decreasing) {
+          notes.push_back(loss);
+          weights.add(1);
+        }
+        if (training.steps) {
+          Note n{NoteKind::steps_advanced};
+          n.steps = *training.steps;
+          notes.push_back(n);
+        }
+        if (scan.exit_code) {
+          weights.add(1);
+          exit_reading = ExitReading::agrees;
+        }
+        break;
+      default:
+        if (scan.exit_code) exit_reading = ExitReading::unexplained;
+        break;
+    }
+    d.g15 = info->g15;
+  }
+
+  void launcher_note() {
+    if (!d.launcher || !d.launcher->root_cause) return;
+    Note n{NoteKind::launcher_summary};
+    n.launcher = &*d.launcher;
+    const std::optional<int> launcher_rank = d.launcher->root_cause->rank;
+    if (selection.root >= 0 && !d.evidence.empty() && d.evidence.front().rank && launcher_rank &&
+        *launcher_rank != *d.evidence.front().rank)
+      n.evidence = d.evidence.front();
+    notes.push_back(n);
+  }
+
+  void context_findings() {
+    for (unsigned i = 0; i < rules.rules.size(); ++i)
+      if (rules.rules[i].role == Role::context && scan.per_rule[i].count > 0) {
+        auto& x = finding("context", rules.rules[i].cls, "context", marker_evidence(i, false));
+        x.description = rules.rules[i].description;
+      }
+  }
+
+  Diagnosis run() {
+    d.exit_code = scan.exit_code;
+    d.bytes = scan.bytes;
+    d.lines = scan.lines;
+    d.trajectory = scan.trajectory;
+    d.launcher = scan.launcher;
+    const bool clean_exit = !scan.exit_code || *scan.exit_code == 0;
+    training = read_training(rules, scan.per_rule, d.trajectory);
+    selection = select_cause(rules, scan.per_rule, scan.exits, d.trajectory, training, clean_exit);
+    set_aside_findings();
+
+    const std::optional<int> signo = signal_of(scan.exit_code);
+    const ClassInfo* exit_class = signo ? taxonomy.for_signal(*signo) : nullptr;
+    const bool failed_after_completion =
+        std::any_of(selection.candidates.begin(), selection.candidates.end(),
+                    [](const Candidate& c) { return c.standing == Standing::after_completion; });
+    if (selection.root >= 0) {
+      from_cause(selection.candidates[selection.root], exit_class);
+    } else if (exit_class) {
+      info = exit_class;
+      d.g15 = info->g15;
+      weights.add(1);
+      exit_reading = ExitReading::alone;
+    } else {
+      from_training(clean_exit, failed_after_completion);
+    }
+    launcher_note();
+    context_findings();
+
+    d.cls = info->id;
+    d.title = info->title;
+    d.family = info->family;
+    d.owner = info->owner;
+    d.confidence = confidence_from(weights.units());
+    for (auto& x : findings) {
+      word_finding(x);
+      d.findings.push_back(std::move(x.finding));
+    }
+    d.verdict = build_verdict(d, VerdictFacts{*info, rules.rules.size(), exit_reading, notes});
+    return std::move(d);
+  }
+};
 
 }  // namespace
 
 Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
-  Diagnosis d;
-  d.exit_code = scan.exit_code;
-  d.bytes = scan.bytes;
-  d.lines = scan.lines;
-  d.trajectory = scan.trajectory;
-  d.launcher = scan.launcher;
-  const Trajectory& t = d.trajectory;
-  const auto& set = rules.rules;
-  auto matched = [&](unsigned i) { return scan.per_rule[i].count > 0; };
-  auto evidence_of = [&](unsigned i) {
-    return make_evidence(rules, i, scan.per_rule[i], scan.per_rule[i].first);
-  };
-  auto last_evidence_of = [&](unsigned i) {
-    const RuleEvidence& e = scan.per_rule[i];
-    return make_evidence(rules, i, e, e.count > 1 ? e.last : e.first);
-  };
-  auto last_line = [&](unsigned i) {
-    const RuleEvidence& e = scan.per_rule[i];
-    return e.count > 1 ? e.last.line : e.first.line;
-  };
-
-  bool completed = false, resume_requested = false, resume_loaded = false;
-  std::uint64_t completion_line = 0;
-  std::vector<Evidence> markers;  // completion and progress lines, for step counts
-  int resume_request_rule = -1;
-  for (unsigned i = 0; i < set.size(); ++i) {
-    if (!matched(i)) continue;
-    switch (set[i].role) {
-      case Role::completion:
-        completed = true;
-        completion_line = std::max(completion_line, last_line(i));
-        markers.push_back(last_evidence_of(i));
-        break;
-      case Role::progress: markers.push_back(last_evidence_of(i)); break;
-      case Role::resume: resume_loaded = true; break;
-      case Role::resume_request:
-        resume_requested = true;
-        if (resume_request_rule < 0) resume_request_rule = static_cast<int>(i);
-        break;
-      default: break;
-    }
-  }
-  const bool clean_exit = !scan.exit_code || *scan.exit_code == 0;
-  // A cause whose every line comes before the run's own completion, in a run
-  // that exited cleanly, was caught and recovered from (an OOM probe, a
-  // retry). So was an allocation failure after which the same rank went on
-  // to report several more losses: the process did not die of it. (One or
-  // two readings can be output buffered before the crash and flushed after.)
-  constexpr std::size_t kReadingsAfterRecovery = 3;
-  auto readings_after = [&](std::uint64_t line) {
-    return static_cast<std::size_t>(std::count_if(
-        t.series.begin(), t.series.end(), [&](const LossReading& r) { return r.line > line; }));
-  };
-  auto survived = [&](unsigned i) {
-    if (completed && clean_exit && last_line(i) < completion_line) return true;
-    if (set[i].cls == "cuda_oom" || set[i].cls == "ram_oom")
-      return last_evidence_of(i).rank == t.rank &&
-             readings_after(last_line(i)) >= kReadingsAfterRecovery;
-    return false;
-  };
-  // Decided once per rule: it extracts values from the rule's last line.
-  std::vector<char> recovered_rule(set.size(), 0);
-  for (unsigned i = 0; i < set.size(); ++i)
-    recovered_rule[i] = set[i].role == Role::cause && matched(i) && survived(i);
-  // A failure on the way out ends the process but not the training: one after
-  // the run's completion line, or one after the last loss reading of a run
-  // that then printed its completion (another rank's exit). Where the
-  // trajectory or the step count shows what went wrong with the training,
-  // that is the diagnosis and the failure at exit a finding. Without such a
-  // problem the failure still decides: a job that aborts at exit has failed.
-  const std::optional<double> steps = steps_taken(t, markers);
-  const bool training_problem =
-      t.shape == "non_finite" || t.shape == "diverged" || t.shape == "plateau" ||
-      t.shape == "no_decrease" || (resume_requested && !resume_loaded) ||
-      (completed && steps && *steps <= kUndertrainedSteps);
-  std::vector<char> after_completion_rule(set.size(), 0);
-  bool failed_after_completion = false;
-  for (unsigned i = 0; i < set.size(); ++i) {
-    after_completion_rule[i] = completed && training_problem && set[i].role == Role::cause &&
-                               matched(i) && !recovered_rule[i] &&
-                               (scan.per_rule[i].first.line > completion_line ||
-                                (t.last && scan.per_rule[i].first.line > t.last->line));
-    failed_after_completion |= after_completion_rule[i] != 0;
-  }
-  auto recovered = [&](unsigned i) { return recovered_rule[i] != 0 || after_completion_rule[i] != 0; };
-
-  // Root cause over cascade: a specific cause outranks whatever it sets off on
-  // other ranks (cascade rules), and both outrank the generic exception that
-  // wraps them; within a tier, rule order decides.
-  auto tier = [&](unsigned i) {
-    return set[i].cascade ? 1 : explained_by_any_cause(set[i].cls) ? 2 : 0;
-  };
-  // Root cause by time: when specific causes sit on different ranks, the
-  // rank whose failure the log shows first decides, and rule order then
-  // decides on that rank. The launcher's "first observed failure" is not
-  // used for this: it orders exits, not failures, and it breaks ties between
-  // workers reaped in the same poll by their local rank. A cause on no rank
-  // (a driver line, a scheduler line) is never set aside.
-  std::vector<std::optional<int>> rank_of_rule(set.size());
-  int first_rank = -1;  // none: the causes are on one rank or on none
-  {
-    std::set<int> ranks;
-    std::uint64_t earliest = 0;
-    for (unsigned i = 0; i < set.size(); ++i) {
-      if (set[i].role != Role::cause || !matched(i) || recovered(i) || tier(i) != 0) continue;
-      rank_of_rule[i] = parse_rank_prefix(scan.per_rule[i].first.text).rank;
-      if (!rank_of_rule[i]) continue;
-      ranks.insert(*rank_of_rule[i]);
-      if (first_rank < 0 || scan.per_rule[i].first.line < earliest) {
-        first_rank = *rank_of_rule[i];
-        earliest = scan.per_rule[i].first.line;
-      }
-    }
-    if (ranks.size() < 2) first_rank = -1;
-  }
-  auto set_aside_by_rank = [&](unsigned i) {
-    return first_rank >= 0 && rank_of_rule[i] && *rank_of_rule[i] != first_rank;
-  };
-  int primary = -1;
-  for (int pass = 0; pass < 3 && primary < 0; ++pass)
-    for (unsigned i = 0; i < set.size(); ++i)
-      if (set[i].role == Role::cause && matched(i) && !recovered(i) && tier(i) == pass &&
-          !(pass == 0 && set_aside_by_rank(i))) {
-        primary = static_cast<int>(i);
-        break;
-      }
-
-  const std::optional<int> signo = signal_of(scan.exit_code);
-  const std::string_view exit_class = signo ? signal_class(*signo) : std::string_view{};
-  int units = 0;
-  ExitReading exit_reading = ExitReading::none;
-  std::vector<std::string> notes;  // what the log shows beyond quoted lines
-  // Two rules matching one line are one signal, not two.
-  std::set<std::uint64_t> counted_lines;
-  auto weigh = [&](const Evidence& ev, int weight) {
-    if (counted_lines.insert(ev.line).second) units += weight;
-  };
-
-  for (unsigned i = 0; i < set.size(); ++i)
-    if (after_completion_rule[i]) {
-      Evidence ev = evidence_of(i);
-      d.findings.push_back({"after_completion", set[i].cls,
-                            set[i].cls + " at line " + std::to_string(ev.line) +
-                                " came after training had ended (" +
-                                (ev.line > completion_line
-                                     ? "the completion line is line " + std::to_string(completion_line)
-                                     : "the last loss reading is line " +
-                                           std::to_string(t.last->line) +
-                                           ", and the run printed its completion after it") +
-                                "): a process failed on its way out",
-                            std::move(ev)});
-    }
-  for (unsigned i = 0; i < set.size(); ++i)
-    if (set[i].role == Role::cause && matched(i) && recovered_rule[i]) {
-      Evidence ev = last_evidence_of(i);
-      d.findings.push_back({"recovered", set[i].cls,
-                            set[i].cls + " at line " + std::to_string(ev.line) +
-                                " was recovered from: " +
-                                (completion_line > ev.line
-                                     ? "the run completed after it, at line " +
-                                           std::to_string(completion_line)
-                                     : "training went on, " +
-                                           std::to_string(readings_after(ev.line)) +
-                                           " loss readings after it"),
-                            std::move(ev)});
-    }
-
-  if (primary >= 0) {
-    d.cls = set[primary].cls;
-    d.g15 = set[primary].g15;
-    for (unsigned i = 0; i < set.size(); ++i) {
-      if (set[i].role != Role::cause || !matched(i) || recovered(i)) continue;
-      if (set[i].cls == d.cls) {
-        d.evidence.push_back(evidence_of(i));
-        weigh(d.evidence.back(), 2);
-        if (d.evidence.back().count > 1) units += 1;  // more lines agree
-      } else if (set[i].cascade && !set[primary].cascade) {
-        Evidence ev = evidence_of(i);
-        const Evidence root = evidence_of(static_cast<unsigned>(primary));
-        std::string who = rank_of(root), victim = rank_of(ev);
-        std::string msg = set[i].cls + " at line " + std::to_string(ev.line) +
-                          (victim.empty() ? "" : " (" + victim + ")") +
-                          (scan.per_rule[i].count > 1
-                               ? " and " + std::to_string(scan.per_rule[i].count - 1) + " more line" +
-                                     (scan.per_rule[i].count > 2 ? "s" : "")
-                               : "") +
-                          " followed from the root cause, " + d.cls + " at line " +
-                          std::to_string(root.line) + (who.empty() ? "" : " (" + who + ")");
-        d.findings.push_back({"cascade", set[i].cls, std::move(msg), std::move(ev)});
-      } else if (!explained_by_any_cause(set[i].cls)) {
-        Evidence ev = evidence_of(i);
-        std::string why =
-            set_aside_by_rank(i)
-                ? "rank " + std::to_string(first_rank) + "'s failure comes earlier in the log"
-                : set[primary].id + " comes first in rule order";
-        d.findings.push_back({"also_matched", set[i].cls,
-                              "rule " + set[i].id + " (" + set[i].cls + ") also matched at line " +
-                                  std::to_string(ev.line) +
-                                  (ev.rank ? " (rank " + std::to_string(*ev.rank) + ")" : "") +
-                                  "; " + why,
-                              std::move(ev)});
-      }
-    }
-    if (!d.evidence.empty() && d.evidence.front().rank && !set[primary].cascade)
-      notes.push_back("the first failure is on " + rank_of(d.evidence.front()));
-    if (!exit_class.empty()) {
-      if (exit_class == d.cls) {
-        units += 1;
-        exit_reading = ExitReading::agrees;
-      } else {
-        d.findings.push_back({"exit_code", std::string(exit_class),
-                              "exit code " + std::to_string(*scan.exit_code) + " (" +
-                                  std::string(signal_name(*signo)) + ") alone would suggest " +
-                                  std::string(exit_class) + "; the log's evidence was preferred",
-                              std::nullopt});
-        exit_reading = ExitReading::disagrees;
-      }
-    }
-    if (t.last && !d.evidence.empty()) {
-      const Evidence& cause = d.evidence.front();
-      const LossReading& r = *t.last;
-      if (r.line < cause.line) {
-        std::string reached = "training had reached " + where(r) + ", loss " + number(r.loss);
-        // A time limit or a hung collective: was the run still moving?
-        if (d.cls == "timeout" || d.cls == "nccl_timeout") {
-          std::uint64_t gap = cause.line - r.line;
-          reached += gap <= 20 ? ", " + std::to_string(gap) +
-                                     (gap == 1 ? " line" : " lines") +
-                                     " before it was stopped: nothing shows it had stalled"
-                               : "; then " + std::to_string(gap) +
-                                     " lines without a loss reading before it was stopped: it had "
-                                     "most likely gone silent";
-        }
-        notes.push_back(reached);
-      }
-    }
-    const char* trajectory_class = t.shape == "non_finite" ? "nan_loss" : "loss_divergence";
-    if ((t.shape == "non_finite" || t.shape == "diverged" || t.shape == "plateau" ||
-         t.shape == "no_decrease") &&
-        d.cls != trajectory_class)  // else the evidence already says so
-      d.findings.push_back({"trajectory", trajectory_class,
-                            "before it ended, the loss trajectory was " + t.shape, std::nullopt});
-  } else if (!exit_class.empty()) {
-    d.cls = std::string(exit_class);
-    d.g15 = std::string(find_class(d.cls)->g15);
-    units = 1;
-    exit_reading = ExitReading::alone;
-  } else {
-    // No line names a cause: read training correctness from the trajectory.
-    auto add_markers = [&](bool with_progress) {
-      for (unsigned i = 0; i < set.size(); ++i) {
-        if (!matched(i)) continue;
-        bool is_progress = set[i].role == Role::progress;
-        if (set[i].role == Role::completion || (with_progress && is_progress)) {
-          d.evidence.push_back(is_progress ? evidence_of(i) : last_evidence_of(i));
-          weigh(d.evidence.back(), is_progress ? 1 : 2);
-        }
-      }
-    };
-    if (t.shape == "non_finite") {
-      d.cls = "nan_loss";
-      if (t.first_non_finite)
-        notes.push_back("the loss became " + number(t.first_non_finite->loss) + " at " +
-                        where(*t.first_non_finite) +
-                        (t.first ? ", after starting at " + number(t.first->loss) : ""));
-      else
-        notes.push_back("the gradient norm was non-finite at the last reading (" + where(*t.last) +
-                        "), where the loss read " + number(t.last->loss));
-      units += 2;
-      add_markers(true);
-    } else if (t.shape == "diverged" || t.shape == "plateau" || t.shape == "no_decrease") {
-      d.cls = "loss_divergence";
-      const LossReading& f = *t.first;
-      if (t.shape == "diverged") {
-        notes.push_back("the loss rose from " + number(f.loss) + " (" + where(f) + ") to a peak of " +
-                        number(t.peak->loss) + " (" + where(*t.peak) + "), " +
-                        number(t.peak->loss / f.loss) + " times its first value, and ended at " +
-                        number(t.last->loss) + " (" + where(*t.last) + ")");
-      } else if (t.shape == "plateau") {
-        notes.push_back("the loss stayed between " + number(t.lowest->loss) + " and " +
-                        number(t.peak->loss) + " (within 1%) over " + std::to_string(t.readings) +
-                        " readings, lines " + std::to_string(f.line) + " to " +
-                        std::to_string(t.last->line));
-      } else {
-        notes.push_back("the loss never fell meaningfully: " + number(f.loss) + " at " + where(f) +
-                        ", " + number(t.last->loss) + " at " + where(*t.last) + ", lowest " +
-                        number(t.lowest->loss) + ", with no downward trend over " +
-                        std::to_string(t.readings) + " readings");
-      }
-      units += t.readings >= 8 ? 3 : 2;
-      add_markers(true);
-    } else if (resume_requested && !resume_loaded) {
-      d.cls = "resume_from_scratch";
-      d.evidence.push_back(evidence_of(static_cast<unsigned>(resume_request_rule)));
-      weigh(d.evidence.back(), 2);
-      notes.push_back("no line shows a checkpoint being loaded");
-      if (t.first && t.first->step <= 1) {
-        notes.push_back("training starts over at " + where(*t.first) + " with loss " +
-                        number(t.first->loss));
-        units += 1;
-      }
-    } else if (completed && (clean_exit || failed_after_completion) && steps &&
-               *steps <= kUndertrainedSteps) {
-      d.cls = "undertrained";
-      add_markers(true);
-      notes.push_back("the run completed after " + number(*steps) + " optimisation step" +
-                      (*steps == 1 ? "" : "s"));
-      if (scan.exit_code) units += 1;
-    } else if (completed && clean_exit) {
-      d.cls = "healthy";
-      add_markers(true);
-      if (t.shape == "decreasing") {
-        notes.push_back("the loss fell from " + number(t.first->loss) + " (" + where(*t.first) +
-                        ") to " + number(t.last->loss) + " (" + where(*t.last) + ") over " +
-                        std::to_string(t.readings) + " readings");
-        units += 1;
-      }
-      if (steps) notes.push_back("optimisation steps advanced to " + number(*steps));
-      if (scan.exit_code) {
-        units += 1;
-        exit_reading = ExitReading::agrees;
-      }
-    } else {
-      d.cls = "unknown";
-      if (scan.exit_code) exit_reading = ExitReading::unexplained;
-    }
-    d.g15 = std::string(find_class(d.cls)->g15);
-  }
-
-  if (d.launcher && d.launcher->root_cause) {
-    std::string note = launcher_note(*d.launcher);
-    const std::optional<int> launcher_rank = d.launcher->root_cause->rank;
-    if (primary >= 0 && !d.evidence.empty() && d.evidence.front().rank && launcher_rank &&
-        *launcher_rank != *d.evidence.front().rank)
-      note += "; the log shows " + rank_of(d.evidence.front()) + " failing earlier, at line " +
-              std::to_string(d.evidence.front().line) +
-              " (the launcher orders ranks by when they exited)";
-    notes.push_back(std::move(note));
-  }
-
-  for (unsigned i = 0; i < set.size(); ++i)
-    if (set[i].role == Role::context && matched(i)) {
-      Evidence ev = evidence_of(i);
-      d.findings.push_back({"context", set[i].cls,
-                            set[i].description.empty() ? "rule " + set[i].id + " matched"
-                                                       : set[i].description,
-                            std::move(ev)});
-    }
-
-  const ClassInfo* info = find_class(d.cls);
-  d.family = std::string(info->family);
-  d.owner = std::string(info->owner);
-  d.confidence = confidence_from(units);
-  d.verdict = build_verdict(d, *info, rules.rules.size(), exit_reading, notes);
-  return d;
+  return Resolver{rules, scan}.run();
 }
 
 }  // namespace gpudiag::detail

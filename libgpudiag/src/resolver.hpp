@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "evidence_collector.hpp"
+#include "exit_status_reader.hpp"
 #include "gpudiag/diagnosis.hpp"
 #include "rule_set_impl.hpp"
 
@@ -10,6 +11,7 @@ namespace gpudiag::detail {
 
 struct ScanResult {
   const std::vector<RuleEvidence>& per_rule;
+  const std::vector<ExitStatusEvidence>& exits;
   Trajectory trajectory;
   std::optional<LauncherReport> launcher;
   std::optional<int> exit_code;
@@ -17,11 +19,9 @@ struct ScanResult {
   std::uint64_t lines = 0;
 };
 
-// Ordered rules + context -> one primary class, its evidence and findings.
+// Ordered rules + context -> one primary class, its evidence and findings:
+// reads the training state, selects the cause, weighs the confidence and
+// hands the structures to the wording unit.
 Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan);
-
-// The signal number an exit status reports: -N (subprocess) or 128+N (shell).
-std::optional<int> signal_of(std::optional<int> exit_code);
-std::string_view signal_name(int signo);
 
 }  // namespace gpudiag::detail

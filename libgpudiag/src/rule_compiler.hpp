@@ -1,30 +1,40 @@
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "rule_set_impl.hpp"
 
 namespace gpudiag::detail {
 
-struct CompiledRules {
-  HsDatabase db;          // streaming, every pattern
-  HsDatabase confirm_db;  // block mode, the full forms of confirmed patterns; may be null
-  std::vector<unsigned> pattern_rule;
-  std::vector<char> confirm;  // per pattern id: a stream hit is only a candidate
+// What is handed to Hyperscan, expression by expression: the stream database
+// looks for every pattern (or its cheaper prefilter) anywhere; the block
+// database holds the full forms of the patterns whose hits are confirmed per
+// line (line_start patterns, behind the line prefix, and prefiltered ones).
+struct CompilePlan {
+  struct Database {
+    std::vector<std::string> expressions;
+    std::vector<unsigned> flags;
+    std::vector<unsigned> ids;  // pattern ids
+  };
+  Database stream, confirm;
+  std::vector<unsigned> pattern_rule;  // pattern id -> rule index
+  std::vector<char> confirm_map;       // pattern id -> a stream hit is only a candidate
 };
 
 // The Hyperscan flags of a pattern; throws RuleError on an unknown flag.
 unsigned pattern_flags(const Rule& rule, const Pattern& pattern);
 
-// Pattern id -> whether a stream hit must be confirmed on its line
-// (line_start patterns and patterns with a prefilter).
-std::vector<char> confirm_map(const std::vector<Rule>& rules);
+// The plan for `rules`; `line_prefix` is what may stand before a line_start
+// pattern's message. Cheap: the cache key is a hash of it.
+CompilePlan plan_compile(const std::vector<Rule>& rules, const std::string& line_prefix);
 
-// One streaming database for all patterns; a bad pattern throws RuleError with
-// Hyperscan's message.
-CompiledRules compile_rules(const std::vector<Rule>& rules);
+struct CompiledRules {
+  HsDatabase db;          // streaming, every pattern
+  HsDatabase confirm_db;  // block mode; null when nothing is confirmed
+};
 
-// Pattern id -> rule index, without compiling (for a database from the cache).
-std::vector<unsigned> pattern_rule_map(const std::vector<Rule>& rules);
+// Compiles a plan; a bad pattern throws RuleError with Hyperscan's message.
+CompiledRules compile_plan(const std::vector<Rule>& rules, const CompilePlan& plan);
 
 }  // namespace gpudiag::detail

@@ -1,18 +1,36 @@
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "gpudiag/rules.hpp"
 
 namespace gpudiag::detail {
 
-// Parses and validates rule files (everything but the Hyperscan compile).
-// Throws RuleError naming the file and rule.
-std::vector<Rule> parse_rule_sources(const std::vector<RuleSet::Source>& sources);
+// What rule files declare besides rules: the taxonomy (families, the g15
+// label space, class cards) and named regex pieces.
+struct Catalog {
+  Taxonomy taxonomy;
+  std::map<std::string, std::string, std::less<>> defines;  // name -> regex piece
+};
 
-// Throws RuleError for an extraction that is not a valid ECMAScript regex with
-// a capture group. Kept apart from parsing because it is the slow part of
-// loading, and a rule set found in the cache has passed it before.
-void check_extractions(const std::vector<Rule>& rules);
+struct ParsedRules {
+  Catalog catalog;
+  std::vector<Rule> rules;  // patterns and extracts with their {{defines}} expanded
+};
+
+// Parses and validates rule files (everything but the Hyperscan compile and
+// the extraction regexes). Their declarations go over `base` (a class or
+// define of the same name replaces the base one; declaring one twice among
+// `sources` is an error); then their rules are read against the result.
+// Throws RuleError naming the file and the rule or class.
+ParsedRules parse_rule_sources(const std::vector<RuleSet::Source>& sources, const Catalog& base);
+
+// The declarations of the rule files built into the library, parsed once.
+const Catalog& builtin_catalog();
+
+// The name of the define that line_start patterns may be preceded by.
+inline constexpr const char* kLinePrefixDefine = "line_prefix";
 
 }  // namespace gpudiag::detail

@@ -11,23 +11,37 @@
 #include "rule_compiler.hpp"
 #include "rule_loader.hpp"
 #include "rule_set_impl.hpp"
+#include "line_scanner.hpp"
+#include "match_sink.hpp"
+#include <set>
 
 namespace gpudiag {
 namespace {
 
-// Bump when the meaning of a compiled database changes (flags, modes, ids).
-constexpr std::uint64_t kCompileSchema = 1;
-
-std::string rules_digest(const std::vector<RuleSet::Source>& sources) {
+// The cache key: everything that makes the compiled database what it is, so
+// that no constant has to be bumped by hand when the compile logic changes.
+std::string compile_digest(const detail::CompilePlan& plan, const std::vector<Rule>& rules) {
   detail::Fnv1a a, b(0x84222325cbf29ce4ULL);
   for (auto* h : {&a, &b}) {
     h->update(version());
     h->update(hyperscan_version());
-    h->update_u64(kCompileSchema);
-    for (const auto& s : sources) {
-      h->update_u64(s.text.size());
-      h->update(s.text);
+    for (const auto* db : {&plan.stream, &plan.confirm}) {
+      h->update_u64(db->expressions.size());
+      for (std::size_t i = 0; i < db->expressions.size(); ++i) {
+        h->update_u64(db->expressions[i].size());
+        h->update(db->expressions[i]);
+        h->update_u64(db->flags[i]);
+        h->update_u64(db->ids[i]);
+      }
     }
+    // A cached set skips the extraction checks: they were run when it was stored.
+    for (const auto& rule : rules)
+      for (const auto& e : rule.extract) {
+        h->update_u64(e.name.size());
+        h->update(e.name);
+        h->update_u64(e.regex.size());
+        h->update(e.regex);
+      }
   }
   return detail::to_hex(a.value()) + detail::to_hex(b.value());
 }
@@ -40,6 +54,13 @@ std::string read_rule_file(const std::filesystem::path& path) {
   return text.str();
 }
 
+// Records which rules hit an example line.
+class HitRecorder : public detail::MatchSink {
+ public:
+  void on_hit(const detail::LineHit& hit) override { rules.insert(hit.rule); }
+  std::set<unsigned> rules;
+};
+
 }  // namespace
 
 std::string_view to_string(Role role) {
@@ -51,6 +72,7 @@ std::string_view to_string(Role role) {
     case Role::resume: return "resume";
     case Role::resume_request: return "resume_request";
     case Role::launcher_report: return "launcher_report";
+    case Role::exit_status: return "exit_status";
   }
   return "cause";
 }
@@ -65,18 +87,22 @@ std::string_view to_string(CacheOutcome outcome) {
   return "disabled";
 }
 
-RuleError::RuleError(std::string file, std::string rule_id, std::string problem)
+RuleError::RuleError(std::string file, std::string entity, std::string problem)
     : std::runtime_error((file.empty() ? std::string("rules") : file) +
-                         (rule_id.empty() ? std::string() : ": rule " + rule_id) + ": " +
-                         problem),
+                         (entity.empty() ? std::string() : ": " + entity) + ": " + problem),
       file_(std::move(file)),
-      rule_id_(std::move(rule_id)),
+      entity_(std::move(entity)),
       problem_(std::move(problem)) {}
+
+std::string RuleError::rule_id() const {
+  return entity_.rfind("rule ", 0) == 0 ? entity_.substr(5) : std::string();
+}
 
 RuleSet::RuleSet(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RuleSet::~RuleSet() = default;
 
 const std::vector<Rule>& RuleSet::rules() const { return impl_->rules; }
+const Taxonomy& RuleSet::taxonomy() const { return impl_->taxonomy; }
 const std::string& RuleSet::origin() const { return impl_->origin; }
 const std::string& RuleSet::digest() const { return impl_->digest; }
 CacheOutcome RuleSet::cache_outcome() const { return impl_->cache_outcome; }
@@ -91,19 +117,28 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
                                               const CacheOptions& cache, std::string origin) {
   auto impl = std::make_unique<Impl>();
   impl->origin = std::move(origin);
-  impl->rules = detail::parse_rule_sources(sources);
-  impl->digest = rules_digest(sources);
+  // The shipped declarations are the base of every set but the shipped one,
+  // which declares them itself.
+  static const detail::Catalog kEmpty;
+  auto parsed = detail::parse_rule_sources(
+      sources, impl->origin == "builtin" ? kEmpty : detail::builtin_catalog());
+  impl->rules = std::move(parsed.rules);
+  impl->taxonomy = std::move(parsed.catalog.taxonomy);
   for (const auto& rule : impl->rules) {
-    std::vector<CompiledExtraction> compiled;
+    detail::RuleExtractors compiled;
     for (const auto& e : rule.extract)
-      compiled.push_back({e.name, std::make_unique<LazyRegex>(e.regex)});
+      compiled.push_back(std::make_unique<detail::Extractor>(e.name, e.regex));
     impl->extractions.push_back(std::move(compiled));
   }
+  auto prefix = parsed.catalog.defines.find(detail::kLinePrefixDefine);
+  const detail::CompilePlan plan = detail::plan_compile(
+      impl->rules, prefix == parsed.catalog.defines.end() ? std::string() : prefix->second);
+  impl->digest = compile_digest(plan, impl->rules);
+  impl->pattern_rule = plan.pattern_rule;
+  impl->confirm = plan.confirm_map;
 
   std::filesystem::path dir = cache.dir.empty() ? detail::default_cache_dir() : cache.dir;
-  impl->confirm = detail::confirm_map(impl->rules);
-  const bool wants_confirm =
-      std::find(impl->confirm.begin(), impl->confirm.end(), 1) != impl->confirm.end();
+  const bool wants_confirm = !plan.confirm.expressions.empty();
   // The block database of confirmed patterns is cached beside the stream one;
   // both must load, or both are compiled again.
   std::filesystem::path confirm_file;
@@ -115,17 +150,13 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
       impl->confirm_db = detail::load_cached_database(confirm_file, impl->digest);
       if (!impl->confirm_db) impl->db.reset();
     }
-    if (impl->db) {
-      impl->pattern_rule = detail::pattern_rule_map(impl->rules);
-      impl->cache_outcome = CacheOutcome::hit;
-    }
+    if (impl->db) impl->cache_outcome = CacheOutcome::hit;
   }
   if (!impl->db) {
-    detail::check_extractions(impl->rules);
-    auto compiled = detail::compile_rules(impl->rules);
+    detail::check_extractions(impl->rules, impl->extractions);
+    auto compiled = detail::compile_plan(impl->rules, plan);
     impl->db = std::move(compiled.db);
     impl->confirm_db = std::move(compiled.confirm_db);
-    impl->pattern_rule = std::move(compiled.pattern_rule);
     if (!impl->cache_file.empty()) {
       bool stored = detail::store_cached_database(impl->cache_file, impl->digest, impl->db.get()) &&
                     (!impl->confirm_db || detail::store_cached_database(confirm_file, impl->digest,
@@ -136,6 +167,43 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
     }
   }
   return std::shared_ptr<const RuleSet>(new RuleSet(std::move(impl)));
+}
+
+std::size_t RuleSet::example_count() const {
+  std::size_t n = 0;
+  for (const auto& r : impl_->rules) n += r.examples.size();
+  return n;
+}
+
+std::vector<RuleSet::ExampleFailure> RuleSet::check_examples() const {
+  std::vector<ExampleFailure> failures;
+  const auto& rules = impl_->rules;
+  for (unsigned r = 0; r < rules.size(); ++r) {
+    for (const auto& ex : rules[r].examples) {
+      HitRecorder hits;
+      {
+        detail::LineScanner scanner(*impl_, hits, ex.line.size() + 16);
+        scanner.scan(ex.line + "\n");
+        scanner.finish();
+      }
+      auto fail = [&](const std::string& what) {
+        failures.push_back({rules[r].source, rules[r].id, what + ": " + ex.line});
+      };
+      const bool hit = hits.rules.count(r) > 0;
+      if (ex.match && !hit) fail("a \"match\" example does not match");
+      if (!ex.match && hit) fail("a \"no_match\" example matches");
+      if (!ex.match || !hit) continue;
+      const auto values = detail::extract_values(impl_->extractions[r], ex.line);
+      for (const auto& [name, expected] : ex.values) {
+        auto it = values.find(name);
+        if (it == values.end())
+          fail("extract \"" + name + "\" finds nothing (expected \"" + expected + "\")");
+        else if (it->second != expected)
+          fail("extract \"" + name + "\" gives \"" + it->second + "\", not \"" + expected + "\"");
+      }
+    }
+  }
+  return failures;
 }
 
 std::shared_ptr<const RuleSet> RuleSet::load_dir(const std::filesystem::path& dir,

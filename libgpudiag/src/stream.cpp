@@ -1,6 +1,7 @@
 #include <cstring>
 
 #include "evidence_collector.hpp"
+#include "exit_status_reader.hpp"
 #include "gpudiag/diagnose.hpp"
 #include "launcher_report_reader.hpp"
 #include "line_scanner.hpp"
@@ -24,9 +25,11 @@ struct Stream::Impl {
   std::shared_ptr<const RuleSet> rules;
   DiagnoseOptions options;
   detail::EvidenceCollector collector;
-  // Hits travel scanner -> launcher -> trajectory -> collector; the trajectory
-  // builder drops progress hits whose line holds no reading.
+  // Hits travel scanner -> launcher -> exit statuses -> trajectory ->
+  // collector; the trajectory builder drops progress hits whose line holds no
+  // reading.
   detail::TrajectoryBuilder trajectory;
+  detail::ExitStatusReader exits;
   detail::LauncherReportReader launcher;
   detail::LineScanner scanner;
   std::string carry;
@@ -37,7 +40,8 @@ struct Stream::Impl {
         options(o),
         collector(rules->rules().size()),
         trajectory(rules->impl(), &collector),
-        launcher(rules->impl(), &trajectory),
+        exits(rules->impl(), &trajectory),
+        launcher(rules->impl(), &exits),
         scanner(rules->impl(), launcher, options.text_cap) {
     if (options.chunk_size < 64) options.chunk_size = 64;
     carry.reserve(options.chunk_size);
@@ -83,7 +87,7 @@ struct Stream::Impl {
     if (!carry.empty()) scanner.scan(carry);
     scanner.finish();  // carry stays alive: end-of-data matches may point into it
     carry.clear();
-    detail::ScanResult result{collector.per_rule(), trajectory.finish(), launcher.finish(),
+    detail::ScanResult result{collector.per_rule(), exits.reports(), trajectory.finish(), launcher.finish(),
                               options.exit_code, scanner.bytes(), scanner.lines()};
     return detail::resolve(rules->impl(), result);
   }

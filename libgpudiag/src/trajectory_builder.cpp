@@ -146,7 +146,8 @@ std::optional<double> find_step(std::string_view s, const KeywordSites& sites) {
       std::size_t at = skip_separator(s, after);
       std::size_t end = 0;
       auto v = read_value(s, at, &end);
-      if (v && std::isfinite(*v) && *v >= 0 && *v == std::floor(*v)) return v;
+      // A step is a whole number; past 1e15 it is an id or a timestamp.
+      if (v && std::isfinite(*v) && *v >= 0 && *v <= 1e15 && *v == std::floor(*v)) return v;
     }
   }
   return std::nullopt;
@@ -250,10 +251,10 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
   x.loss = *r.loss;
   x.line = line;
   x.step_reported = r.step.has_value();
-  x.step = r.step ? *r.step : static_cast<double>(t_.readings + 1);
+  x.step = r.step ? static_cast<std::uint64_t>(*r.step) : t_.readings + 1;
   ++t_.readings;
   last_grad_non_finite_ = r.grad_non_finite;
-  if (r.step) t_.max_step = std::max(t_.max_step.value_or(0), *r.step);
+  if (r.step) t_.max_step = std::max(t_.max_step.value_or(0), x.step);
   if (!t_.first) t_.first = x;
   t_.last = x;
   if (!std::isfinite(x.loss)) {
@@ -284,13 +285,13 @@ Trajectory TrajectoryBuilder::finish() const {
       break;
     }
   if (t.first_non_finite || last_grad_non_finite_) {
-    t.shape = "non_finite";
+    t.shape = TrajectoryShape::non_finite;
   } else if (finite_ < 3 || !first) {
-    t.shape = "too_short";
+    t.shape = TrajectoryShape::too_short;
   } else if (first->loss > 0 && (t.peak->loss > 10 * first->loss || t.last->loss > 2 * first->loss)) {
-    t.shape = "diverged";
+    t.shape = TrajectoryShape::diverged;
   } else if (t.series.size() < 8) {
-    t.shape = t.last->loss < first->loss ? "decreasing" : "inconclusive";
+    t.shape = t.last->loss < first->loss ? TrajectoryShape::decreasing : TrajectoryShape::inconclusive;
   } else {
     std::vector<double> loss;
     for (const auto& r : t.series) loss.push_back(r.loss);
@@ -298,11 +299,29 @@ Trajectory TrajectoryBuilder::finish() const {
     double range = t.peak->loss - t.lowest->loss;
     std::size_t q = std::max<std::size_t>(2, loss.size() / 4);
     double late = median(std::vector<double>(loss.end() - static_cast<std::ptrdiff_t>(q), loss.end()));
-    if (mid != 0 && range / std::fabs(mid) < 0.01) t.shape = "plateau";
-    else if (first->loss > 0 && late >= 0.5 * first->loss && trend(loss) > -0.6) t.shape = "no_decrease";
-    else t.shape = "decreasing";
+    if (mid != 0 && range / std::fabs(mid) < 0.01) t.shape = TrajectoryShape::plateau;
+    else if (first->loss > 0 && late >= 0.5 * first->loss && trend(loss) > -0.6) t.shape = TrajectoryShape::no_decrease;
+    else t.shape = TrajectoryShape::decreasing;
   }
   return t;
 }
 
 }  // namespace gpudiag::detail
+
+namespace gpudiag {
+
+std::string_view to_string(TrajectoryShape shape) {
+  switch (shape) {
+    case TrajectoryShape::none: return "none";
+    case TrajectoryShape::too_short: return "too_short";
+    case TrajectoryShape::inconclusive: return "inconclusive";
+    case TrajectoryShape::decreasing: return "decreasing";
+    case TrajectoryShape::non_finite: return "non_finite";
+    case TrajectoryShape::diverged: return "diverged";
+    case TrajectoryShape::plateau: return "plateau";
+    case TrajectoryShape::no_decrease: return "no_decrease";
+  }
+  return "none";
+}
+
+}  // namespace gpudiag

@@ -1,9 +1,127 @@
-"""Type stubs for the native module under the gpudiag package."""
+"""Type stubs for the native module under the gpudiag package.
 
-from typing import Any, Dict, List, Optional
+The result types' attributes are the fields of docs/diagnosis.schema.json
+(``class`` is ``class_``); tests/python/test_schema.py holds them to it.
+"""
+
+from typing import Any, Dict, List, Optional, Tuple
 
 class RuleError(ValueError): ...
 class InputError(OSError): ...
+
+class Evidence:
+    rule: str
+    class_: str
+    line: int
+    offset: int
+    text: str
+    truncated: bool
+    count: int
+    values: Dict[str, str]
+    rank: Optional[int]
+    host: Optional[str]
+
+class Finding:
+    kind: str
+    class_: str
+    rule: Optional[str]
+    line: Optional[int]
+    rank: Optional[int]
+    reason: str
+    message: str
+    evidence: Optional[Evidence]
+
+class LossReading:
+    step: int
+    loss: float
+    line: int
+    step_reported: bool
+
+class Trajectory:
+    shape: str
+    readings: int
+    rank: Optional[int]
+    max_step: Optional[int]
+    first: Optional[LossReading]
+    last: Optional[LossReading]
+    lowest: Optional[LossReading]
+    peak: Optional[LossReading]
+    first_non_finite: Optional[LossReading]
+    series: Tuple[Tuple[int, float], ...]
+
+class FailedWorker:
+    rank: Optional[int]
+    local_rank: Optional[int]
+    host: Optional[str]
+    time: Optional[str]
+    exit_code: Optional[int]
+    signal: Optional[int]
+    signal_name: Optional[str]
+    line: int
+
+class LauncherReport:
+    root_cause: Optional[FailedWorker]
+    other_failures: Tuple[FailedWorker, ...]
+    other_failure_count: int
+
+class Verdict:
+    shows: Tuple[str, ...]
+    implies: Tuple[str, ...]
+    cannot_decide: Tuple[str, ...]
+
+class Diagnosis:
+    path: Optional[str]
+    class_: str
+    title: str
+    g15: str
+    family: str
+    owner: str
+    confidence: float
+    verdict: Verdict
+    evidence: Tuple[Evidence, ...]
+    findings: Tuple[Finding, ...]
+    trajectory: Trajectory
+    launcher: Optional[LauncherReport]
+    exit_code: Optional[int]
+    bytes: int
+    lines: int
+    def to_json(self, indent: int = 0) -> str: ...
+    def to_text(self, color: bool = False) -> str: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+    def _repr_html_(self) -> str: ...
+
+class ClassInfo:
+    id: str
+    family: str
+    owner: str
+    g15: str
+    title: str
+    description: str
+    cause: str
+    action: str
+    rerun: str
+    rerun_note: str
+    cannot_decide: str
+    exit_signals: Tuple[int, ...]
+    signal_exit_cascade: bool
+    tier: str
+    survivable: bool
+    stall: bool
+    outcome: str
+    max_steps: Optional[float]
+    source: str
+
+class Rule:
+    id: str
+    class_: Optional[str]
+    g15: str
+    role: str
+    cascade: bool
+    patterns: Tuple[str, ...]
+    flags: Tuple[Tuple[str, ...], ...]
+    extract: Dict[str, str]
+    description: str
+    source: str
 
 class NativeRuleSet:
     @property
@@ -14,19 +132,16 @@ class NativeRuleSet:
     def cache_outcome(self) -> str: ...
     @property
     def cache_file(self) -> str: ...
-    def rules(self) -> List[Dict[str, Any]]: ...
-
-class Result:
-    def to_dict(self) -> Dict[str, Any]: ...
-    def to_text(self, path: str = "", color: bool = False) -> str: ...
-    def to_json(self, path: str = "", indent: int = 0) -> str: ...
+    def rules(self) -> Tuple[Rule, ...]: ...
+    def classes(self) -> Tuple[ClassInfo, ...]: ...
+    def check_examples(self) -> List[Tuple[str, str, str]]: ...
 
 def load_rules(dir: Optional[str] = None, cache: bool = True,
                cache_dir: Optional[str] = None) -> NativeRuleSet: ...
 def diagnose_buffer(rules: NativeRuleSet, buffer: Any, exit_code: Optional[int] = None,
-                    chunk_size: int = ..., text_cap: int = ...) -> Result: ...
+                    chunk_size: int = ..., text_cap: int = ...) -> Diagnosis: ...
 def diagnose_path(rules: NativeRuleSet, path: str, exit_code: Optional[int] = None,
-                  chunk_size: int = ..., text_cap: int = ...) -> Result: ...
-def taxonomy() -> List[Dict[str, str]]: ...
+                  chunk_size: int = ..., text_cap: int = ...) -> Diagnosis: ...
+def taxonomy() -> Tuple[ClassInfo, ...]: ...
 def version() -> str: ...
 def hyperscan_version() -> str: ...

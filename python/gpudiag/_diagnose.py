@@ -27,8 +27,7 @@ def diagnose(source: Source, exit_code: Optional[int] = None,
     ruleset = (rules or default_rules())._native
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
-        result = _core.diagnose_path(ruleset, path, exit_code, text_cap=text_cap)
-        return Diagnosis._from_native(result, path)
+        return _core.diagnose_path(ruleset, path, exit_code, text_cap=text_cap)
     if isinstance(source, str):
         if "\n" not in source and len(source) < 4096 and os.path.isfile(source):
             warnings.warn(
@@ -36,9 +35,8 @@ def diagnose(source: Source, exit_code: Optional[int] = None,
                 "to diagnose the file it names", stacklevel=2)
         source = source.encode("utf-8", "surrogateescape")
     try:
-        result = _core.diagnose_buffer(ruleset, source, exit_code, text_cap=text_cap)
+        return _core.diagnose_buffer(ruleset, source, exit_code, text_cap=text_cap)
     except TypeError:
         raise TypeError(
             "gpudiag.diagnose() takes a path (os.PathLike), bytes-like object or str, "
             f"not {type(source).__name__}") from None
-    return Diagnosis._from_native(result, None)

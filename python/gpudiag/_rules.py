@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Dict, Iterator, Optional, Tuple, Union
+from typing import Iterator, List, Optional, Tuple, Union
 
 from . import _core
+from ._types import ClassInfo, Rule
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    class_: str
-    g15: str
-    role: str  #: cause, context, progress, completion or resume
-    patterns: Tuple[str, ...]
-    flags: Tuple[Tuple[str, ...], ...]  #: per pattern
-    extract: Dict[str, str]
-    description: str
-    source: str  #: the file it came from
 
 
 class RuleSet:
@@ -38,7 +25,7 @@ class RuleSet:
         self._native = _core.load_rules(
             os.fspath(path) if path is not None else None, cache,
             os.fspath(cache_dir) if cache_dir is not None else None)
-        self._rules = tuple(_rule_from_dict(d) for d in self._native.rules())
+        self._rules: Tuple[Rule, ...] = self._native.rules()
 
     @property
     def origin(self) -> str:
@@ -59,6 +46,15 @@ class RuleSet:
     def rules(self) -> Tuple[Rule, ...]:
         return self._rules
 
+    @property
+    def classes(self) -> Tuple[ClassInfo, ...]:
+        """The classes these rules can report: the shipped ones and those the files declare."""
+        return self._native.classes()
+
+    def check_examples(self) -> List[Tuple[str, str, str]]:
+        """Runs every rule's examples; returns ``(file, rule id, problem)`` for each failure."""
+        return self._native.check_examples()
+
     def __len__(self) -> int:
         return len(self._rules)
 
@@ -73,14 +69,6 @@ class RuleSet:
 
     def __repr__(self) -> str:
         return f"<RuleSet {len(self)} rules from {self.origin}>"
-
-
-def _rule_from_dict(d: Dict[str, Any]) -> Rule:
-    return Rule(
-        id=d["id"], class_=d["class"], g15=d["g15"], role=d["role"],
-        patterns=tuple(p["regex"] for p in d["patterns"]),
-        flags=tuple(tuple(p["flags"]) for p in d["patterns"]),
-        extract=dict(d["extract"]), description=d["description"], source=d["source"])
 
 
 _default: Optional[RuleSet] = None

@@ -141,7 +141,7 @@ TEST_P(EveryClass, IsDiagnosed) {
   Diagnosis d = diagnose_text(c.log);
   EXPECT_EQ(d.cls, c.cls);
   EXPECT_EQ(d.g15, c.g15);
-  const ClassInfo* info = find_class(c.cls);
+  const ClassInfo* info = shipped_rules()->taxonomy().find(c.cls);
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(d.owner, info->owner);
   EXPECT_EQ(d.family, info->family);
@@ -277,6 +277,27 @@ TEST(Values, ExtractedFromTheMatchedLine) {
   EXPECT_EQ(seg.evidence.at(0).values.at("signal"), "SIGSEGV");
   Diagnosis abrt = diagnose_text("failed (exitcode: -6) local_rank: 1 (pid: 8910) of binary: python3\n");
   EXPECT_EQ(abrt.evidence.at(0).values.at("exit_code"), "-6");
+  // A value that alternatives capture in groups of the same name.
+  EXPECT_EQ(abrt.evidence.at(0).values.at("pid"), "8910");
+  EXPECT_EQ(seg.evidence.at(0).values.at("pid"), "8910");
+  EXPECT_EQ(diagnose_text("slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-02T10:00:00 DUE TO PREEMPTION ***\n")
+                .evidence.at(0).values.at("job"), "4242");
+  EXPECT_EQ(diagnose_text("Requeued SLURM job: 4242\n").evidence.at(0).values.at("job"), "4242");
+}
+
+// The launcher's exit report and the job's own exit status go through one
+// map from signal to class: the cards' exit_signals.
+TEST(ExitCode, LauncherReportsReadLikeTheJobsExitStatus) {
+  struct {
+    int code;
+    const char* cls;
+  } cases[] = {{-9, "oom_killer"}, {-11, "segfault"}, {-8, "segfault"}, {-7, "bus_error"}, {-6, "native_abort"}};
+  for (const auto& c : cases) {
+    const std::string code = std::to_string(c.code);
+    Diagnosis summary = diagnose_text("  exitcode  : " + code + " (pid: 9305)\n");
+    EXPECT_EQ(summary.cls, c.cls) << c.code;
+    EXPECT_EQ(diagnose_text("loading data\n", c.code).cls, c.cls) << c.code;
+  }
 }
 
 TEST(Confidence, GrowsWithIndependentSignals) {

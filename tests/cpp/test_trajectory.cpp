@@ -102,7 +102,7 @@ TEST(Trajectory, MemoryStaysBoundedAndExtremesStayExact) {
   EXPECT_EQ(t.peak->step, 777);  // kept exactly, though the series dropped it
   EXPECT_EQ(t.max_step, n);
   // Evenly spread: the kept steps are one stride apart.
-  double stride = t.series[1].step - t.series[0].step;
+  std::uint64_t stride = t.series[1].step - t.series[0].step;
   for (std::size_t i = 1; i < t.series.size(); ++i)
     EXPECT_EQ(t.series[i].step - t.series[i - 1].step, stride);
 }
@@ -116,14 +116,14 @@ TEST(Trajectory, FollowsOneRankOnly) {
   Diagnosis d = diagnose_text(log + "[default0]:training complete\n");
   EXPECT_EQ(d.trajectory.rank, 0);
   EXPECT_EQ(d.trajectory.readings, 10u);
-  EXPECT_EQ(d.trajectory.shape, "decreasing");
+  EXPECT_EQ(d.trajectory.shape, TrajectoryShape::decreasing);
   EXPECT_EQ(d.cls, "healthy");
 }
 
 TEST(TrainingCorrectness, HealthyNeedsALossThatFell) {
   Diagnosis d = diagnose_text(plain_run(200, [](int s) { return 8.0 / s; }) + "training complete\n", 0);
   EXPECT_EQ(d.cls, "healthy");
-  EXPECT_EQ(d.trajectory.shape, "decreasing");
+  EXPECT_EQ(d.trajectory.shape, TrajectoryShape::decreasing);
   bool says_fell = false;
   for (const auto& s : d.verdict.shows) says_fell |= s.find("the loss fell from 8") != std::string::npos;
   EXPECT_TRUE(says_fell);
@@ -140,19 +140,19 @@ TEST(TrainingCorrectness, DivergencePlateauAndNoDecrease) {
   auto spike = diagnose_text(plain_run(200, [](int s) { return s < 30 ? 8.0 : 300.0 / (s - 28); }) +
                              "training complete\n");
   EXPECT_EQ(spike.cls, "loss_divergence");
-  EXPECT_EQ(spike.trajectory.shape, "diverged");
+  EXPECT_EQ(spike.trajectory.shape, TrajectoryShape::diverged);
   EXPECT_EQ(spike.g15, "nan_loss");
 
   auto flat = diagnose_text(plain_run(200, [](int s) { return 4.70 + 0.01 * (s % 3); }) +
                             "training complete\n");
-  EXPECT_EQ(flat.trajectory.shape, "plateau");
+  EXPECT_EQ(flat.trajectory.shape, TrajectoryShape::plateau);
   EXPECT_EQ(flat.cls, "loss_divergence");
 
   // lr = 0: the batches differ, so the loss wanders, but it never trends down.
   auto wander = diagnose_text(
       plain_run(300, [](int s) { return 8.75 - 1.5 * std::sin(s * 0.7) - (s > 100 ? 1.0 : 0.0); }) +
       "training complete\n");
-  EXPECT_EQ(wander.trajectory.shape, "no_decrease");
+  EXPECT_EQ(wander.trajectory.shape, TrajectoryShape::no_decrease);
   EXPECT_EQ(wander.cls, "loss_divergence");
 
   auto nan = diagnose_text("step 1 loss 2.3\nstep 2 loss 2.1\nstep 3 loss nan\ntraining complete\n");

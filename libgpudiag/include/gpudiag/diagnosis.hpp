@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpudiag {
@@ -22,35 +23,56 @@ struct Evidence {
   std::string host;         // the host the prefix names, if any
 };
 
-// Something worth knowing that is not the primary class.
+// Something worth knowing that is not the primary class, with its values as
+// fields: a caller never has to parse `message`.
 struct Finding {
-  std::string kind;  // e.g. "also_matched"
+  // cascade: a consequence of the root cause on another rank; recovered: a
+  // failure the run survived; after_completion: a process failed on its way
+  // out, after training ended; trajectory: the loss went wrong before another
+  // cause ended the run; also_matched: another cause, set aside; exit_code:
+  // the exit status points elsewhere; context: a line worth knowing.
+  std::string kind;
   std::string cls;
-  std::string message;
+  std::string rule;                  // the rule that matched, or empty
+  std::optional<std::uint64_t> line; // where, when a line shows it
+  std::optional<int> rank;
+  // Why it is not the cause, as a code: cascade_of_root, completed_after,
+  // trained_after, after_completion_line, after_last_reading, earlier_rank,
+  // rule_order, exit_code_disagrees, loss_<shape>, context.
+  std::string reason;
+  std::string message;  // the same, in English
   std::optional<Evidence> evidence;
 };
 
 // One loss value read from a progress line.
 struct LossReading {
-  double step = 0;          // the step the line reports, else the reading's ordinal (1-based)
+  std::uint64_t step = 0;   // the step the line reports, else the reading's ordinal (1-based)
   double loss = 0;          // may be NaN or infinite
   std::uint64_t line = 0;   // 1-based
   bool step_reported = false;
 };
 
+// What the loss did over the run.
+enum class TrajectoryShape {
+  none,          // no loss was read
+  too_short,     // fewer than 3 finite readings
+  inconclusive,  // too few readings to call a trend
+  decreasing,
+  non_finite,    // NaN/Inf loss (or gradient norm at the last reading)
+  diverged,      // rose far above its first value
+  plateau,       // flat
+  no_decrease,   // never fell meaningfully below its first value
+};
+std::string_view to_string(TrajectoryShape shape);
+
 // The loss trajectory of one rank (the first that reported a loss), read from
 // the progress lines of HF Trainer, Lightning, Megatron-LM, DeepSpeed, Keras
 // and plain `step N loss X` loops.
 struct Trajectory {
-  // none: no loss was read; too_short: fewer than 3 finite readings;
-  // decreasing; inconclusive: too few readings to call a trend;
-  // non_finite: NaN/Inf loss (or gradient norm at the last reading);
-  // diverged: rose far above its first value; plateau: flat;
-  // no_decrease: never fell meaningfully below its first value.
-  std::string shape = "none";
+  TrajectoryShape shape = TrajectoryShape::none;
   std::uint64_t readings = 0;        // every loss reading of that rank
   std::optional<int> rank;           // the rank read, when lines carry rank prefixes
-  std::optional<double> max_step;    // the largest step a line reports
+  std::optional<std::uint64_t> max_step;  // the largest step a line reports
   std::optional<LossReading> first, last, lowest, peak, first_non_finite;
   std::vector<LossReading> series;   // evenly downsampled, at most 512 readings
 };
@@ -83,9 +105,11 @@ struct Verdict {
 };
 
 struct Diagnosis {
-  std::string cls = "unknown";  // fine class id
+  std::string path;   // the input as given ("-" for stdin); empty for bytes
+  std::string cls;    // fine class id
+  std::string title;  // the class's title
   std::string g15 = "generic";
-  std::string family = "baseline";
+  std::string family;
   std::string owner = "none";
   double confidence = 0.0;
   Verdict verdict;

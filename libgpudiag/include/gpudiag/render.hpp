@@ -7,8 +7,10 @@
 
 namespace gpudiag {
 
-// The JSON object of a diagnosis (field names documented in the README);
-// `path` is added when not empty. Compact when indent is 0.
+// The JSON object of a diagnosis: the one serializer, whose fields
+// docs/diagnosis.schema.json describes. `path`, when given, stands for the
+// diagnosis's own; a diagnosis with neither has no "path". Numbers keep full
+// precision (integers as integers, floats round-trip). Compact when indent is 0.
 std::string to_json(const Diagnosis& d, const std::string& path = {}, int indent = 0);
 
 // A JSON string literal for `s` (quotes and escapes included).
@@ -17,7 +19,7 @@ std::string json_string(std::string_view s);
 struct TextStyle {
   bool color = false;
 };
-// A diagnosis laid out for a terminal.
-std::string to_text(const Diagnosis& d, const std::string& path, const TextStyle& style = {});
+// A diagnosis laid out for a terminal; `path` as for to_json.
+std::string to_text(const Diagnosis& d, const std::string& path = {}, const TextStyle& style = {});
 
 }  // namespace gpudiag

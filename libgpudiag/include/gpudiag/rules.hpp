@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpudiag/taxonomy.hpp"
+
 namespace gpudiag {
 
 // What a rule's match means for the resolver.
@@ -19,6 +21,9 @@ enum class Role {
   resume,      // the run loaded a checkpoint
   resume_request,  // the run was asked to resume from a checkpoint
   launcher_report, // a line of the launcher's failure summary, read per failed rank
+  // A launcher's or shell's report of a process's exit status: the class is
+  // the one whose card claims the signal (extract "exit_code" or "signal").
+  exit_status,
 };
 std::string_view to_string(Role role);
 
@@ -30,16 +35,23 @@ struct Pattern {
   std::string prefilter;
 };
 
-// A named value pulled from a matched line by an ECMAScript regex whose first
-// capture group is the value.
+// A named value pulled from a matched line by a regex (PCRE syntax, like the
+// patterns) with exactly one capture group, or a group named after the value.
 struct Extraction {
   std::string name;
   std::string regex;
 };
 
+// A line a rule must match (with the values it must extract) or must not.
+struct Example {
+  std::string line;
+  bool match = true;
+  std::vector<std::pair<std::string, std::string>> values;  // name, expected value
+};
+
 struct Rule {
   std::string id;
-  std::string cls;   // fine class id
+  std::string cls;   // fine class id; empty for an exit_status rule (decided per line)
   std::string g15;   // projection: the rule's override or the class default
   Role role = Role::cause;
   // A cause that is usually the consequence of a failure elsewhere (a peer
@@ -47,20 +59,24 @@ struct Rule {
   bool cascade = false;
   std::vector<Pattern> patterns;
   std::vector<Extraction> extract;
+  std::vector<Example> examples;
   std::string description;
   std::string source;  // file the rule came from
 };
 
-// A rule file that could not be loaded: names the file, the rule and the problem.
+// A rule file that could not be loaded: names the file, what in it (a rule,
+// a class, a define) and the problem.
 class RuleError : public std::runtime_error {
  public:
-  RuleError(std::string file, std::string rule_id, std::string problem);
+  // `entity` is "rule <id>", "class <id>", "define <name>" or empty.
+  RuleError(std::string file, std::string entity, std::string problem);
   const std::string& file() const { return file_; }
-  const std::string& rule_id() const { return rule_id_; }
+  const std::string& entity() const { return entity_; }
+  std::string rule_id() const;  // the id when the entity is a rule, else empty
   const std::string& problem() const { return problem_; }
 
  private:
-  std::string file_, rule_id_, problem_;
+  std::string file_, entity_, problem_;
 };
 
 struct CacheOptions {
@@ -95,10 +111,23 @@ class RuleSet {
   RuleSet& operator=(const RuleSet&) = delete;
 
   const std::vector<Rule>& rules() const;
+  // The shipped classes plus those the rule files declare.
+  const Taxonomy& taxonomy() const;
   const std::string& origin() const;  // directory or "builtin"
-  const std::string& digest() const;  // hex key of rules + library version
+  // Hex key of everything that makes the compiled database: the expressions
+  // and flags handed to Hyperscan, the extractions, the library and
+  // Hyperscan versions. It names the cache file.
+  const std::string& digest() const;
   CacheOutcome cache_outcome() const;
   const std::filesystem::path& cache_file() const;  // empty when not cached
+
+  // Runs every rule's examples; an empty result means they all pass.
+  struct ExampleFailure {
+    std::string file, rule_id;
+    std::string problem;  // what went wrong, quoting the line
+  };
+  std::vector<ExampleFailure> check_examples() const;
+  std::size_t example_count() const;
 
   struct Impl;
   const Impl& impl() const { return *impl_; }

@@ -1,31 +1,80 @@
 #pragma once
 
-#include <span>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpudiag {
 
-// One class of the failure taxonomy (docs: taxonomy.md). Ids are stable API.
+// What the resolver concludes for a class when no cause rule decides: the
+// class whose card names an outcome is the one reported for it. The core
+// knows these outcomes, never the class ids that carry them.
+enum class Outcome {
+  none,                 // decided by cause rules and exit signals only
+  non_finite_loss,      // the loss trajectory became NaN/Inf
+  diverging_loss,       // it diverged, plateaued or never decreased
+  resume_without_load,  // asked to resume, no checkpoint loaded
+  too_few_steps,        // completed after at most `max_steps` steps
+  completed,            // completed cleanly: a healthy run
+  undetermined,         // nothing decides (the fallback; every taxonomy has one)
+};
+std::string_view to_string(Outcome outcome);
+
+// How a cause of this class ranks against causes of other classes.
+enum class Tier {
+  specific,  // names what went wrong
+  wrapper,   // a generic exception that wraps whatever specific cause matched
+};
+std::string_view to_string(Tier tier);
+
+// One class of the failure taxonomy: its card (what a user reads) and its
+// behaviour (what the resolver does with it). Read from the rule files'
+// "classes"; ids are stable API.
 struct ClassInfo {
-  std::string_view id;
-  std::string_view family;   // startup, gpu, distributed, signal, training,
-                             // cluster, exception, baseline
-  std::string_view owner;    // job, infra, scheduler, none
-  std::string_view g15;      // default projection onto the published 15 classes
-  std::string_view title;    // a few words for a terminal
-  std::string_view cause;    // what the evidence implies happened
-  std::string_view action;   // the next thing to do
-  std::string_view rerun;    // whether a plain rerun can help
-  std::string_view unknowable;  // what a log of this class cannot tell
+  std::string id;
+  std::string family;    // a family of the taxonomy ("families")
+  std::string owner;     // job, infra, scheduler, none
+  std::string g15;       // default projection onto the published 15 classes, or "generic"
+  std::string title;     // a few words for a terminal
+  std::string cause;     // what the evidence implies happened
+  std::string action;    // the next thing to do
+  std::string rerun;     // whether a plain rerun helps: yes, no, maybe, not_needed, unknown
+  std::string rerun_note;     // why, or on what it depends; may be empty
+  std::string cannot_decide;  // what a log of this class cannot tell
+  std::string description;    // what defines the class (the taxonomy document's column)
+
+  // Behaviour.
+  std::vector<int> exit_signals;     // signals whose exit points to this class
+  bool signal_exit_cascade = false;  // a launcher reporting such an exit is usually a consequence
+  Tier tier = Tier::specific;
+  bool survivable = false;  // a process can go on training after it (an allocation failure)
+  bool stall = false;       // the verdict says whether training was still moving before it
+  Outcome outcome = Outcome::none;
+  std::optional<double> max_steps;  // with outcome too_few_steps: the most steps that count
+  std::string source;               // the file that declared the card
 };
 
-std::span<const ClassInfo> all_classes();
+struct FamilyInfo {
+  std::string id;
+  std::string title;  // the taxonomy document's section title
+};
 
-// nullptr when `id` is not a class of the taxonomy.
-const ClassInfo* find_class(std::string_view id);
+// The classes a rule set can report. The shipped taxonomy is always known; a
+// rules directory may add classes (or replace a shipped card) with its own.
+class Taxonomy {
+ public:
+  std::vector<FamilyInfo> families;
+  std::vector<ClassInfo> classes;  // in document order
+  std::vector<std::string> g15;    // the published corpus's 15 classes
 
-// The 15 classes of the published corpus; `generic` is the fallback outside them.
-std::span<const std::string_view> g15_classes();
-bool is_g15_class(std::string_view id);
+  const ClassInfo* find(std::string_view id) const;  // nullptr when unknown
+  const ClassInfo* for_outcome(Outcome outcome) const;  // nullptr when no class has it
+  const ClassInfo* for_signal(int signo) const;         // nullptr when no class claims it
+  bool is_g15(std::string_view id) const;
+};
+
+// The shipped taxonomy (rules/*.json as built into the library).
+const Taxonomy& taxonomy();
 
 }  // namespace gpudiag

@@ -1,0 +1,129 @@
+#include "cause_selection.hpp"
+
+#include <set>
+
+#include "rank_prefix.hpp"
+
+namespace gpudiag::detail {
+namespace {
+
+std::uint64_t last_line(const RuleEvidence& e) { return e.count > 1 ? e.last.line : e.first.line; }
+
+std::vector<Candidate> gather(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
+                              const std::vector<ExitStatusEvidence>& exits) {
+  std::vector<Candidate> out;
+  auto add = [&](unsigned rule, const ClassInfo* info, const RuleEvidence& ev, bool cascade) {
+    Candidate c;
+    c.rule = rule;
+    c.info = info;
+    c.evidence = &ev;
+    c.cascade = cascade;
+    c.tier = cascade ? 1 : info->tier == Tier::wrapper ? 2 : 0;
+    c.rank = parse_rank_prefix(ev.first.text).rank;
+    out.push_back(c);
+  };
+  for (unsigned i = 0; i < rules.rules.size(); ++i) {
+    const Rule& r = rules.rules[i];
+    if (r.role == Role::cause && per_rule[i].count > 0)
+      add(i, rules.taxonomy.find(r.cls), per_rule[i], r.cascade);
+    else if (r.role == Role::exit_status)
+      for (const auto& x : exits)
+        if (x.rule == i) {
+          const ClassInfo* info = rules.taxonomy.find(x.cls);
+          add(i, info, x.evidence, info->signal_exit_cascade);
+        }
+  }
+  return out;
+}
+
+// Whether the run went on after the cause: it completed cleanly after the
+// cause's last line, or (for a class a process can survive, such as an
+// allocation failure) the same rank reported several more losses. One or two
+// readings can be output buffered before a crash and flushed after it.
+void mark_survival(Candidate& c, const Trajectory& t, const TrainingState& training,
+                   bool clean_exit) {
+  constexpr std::size_t kReadingsAfterRecovery = 3;
+  const std::uint64_t last = last_line(*c.evidence);
+  if (training.completed && clean_exit && last < training.completion_line) {
+    c.standing = Standing::completed_after;
+    return;
+  }
+  if (!c.info->survivable) return;
+  const RecordedHit& hit = c.evidence->count > 1 ? c.evidence->last : c.evidence->first;
+  c.readings_after = readings_after(t, last);
+  if (parse_rank_prefix(hit.text).rank == t.rank && c.readings_after >= kReadingsAfterRecovery)
+    c.standing = Standing::trained_after;
+}
+
+// A failure on the way out ends a process but not the training: one after
+// the completion line, or after the last loss reading of a run that then
+// completed (another rank's exit). Where the trajectory or the step count
+// shows what went wrong with the training, that decides instead.
+void mark_after_completion(Candidate& c, const Trajectory& t, const TrainingState& training) {
+  const std::uint64_t first = c.evidence->first.line;
+  if (training.completed && training.problem != Outcome::none &&
+      (first > training.completion_line || (t.last && first > t.last->line)))
+    c.standing = Standing::after_completion;
+}
+
+bool open(const Candidate& c) {
+  return c.standing != Standing::completed_after && c.standing != Standing::trained_after &&
+         c.standing != Standing::after_completion;
+}
+
+// The rank whose failure the log shows first, when specific causes sit on
+// several ranks. The launcher's "first observed failure" is not used: it
+// orders exits, not failures. A cause on no rank is never set aside.
+std::optional<int> first_failing_rank(const std::vector<Candidate>& cs) {
+  std::set<int> ranks;
+  std::optional<int> first;
+  std::uint64_t earliest = 0;
+  for (const auto& c : cs) {
+    if (!open(c) || c.tier != 0 || !c.rank) continue;
+    ranks.insert(*c.rank);
+    if (!first || c.evidence->first.line < earliest) {
+      first = c.rank;
+      earliest = c.evidence->first.line;
+    }
+  }
+  return ranks.size() < 2 ? std::nullopt : first;
+}
+
+}  // namespace
+
+Selection select_cause(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
+                       const std::vector<ExitStatusEvidence>& exits, const Trajectory& trajectory,
+                       const TrainingState& training, bool clean_exit) {
+  Selection s;
+  s.candidates = gather(rules, per_rule, exits);
+  for (auto& c : s.candidates) {
+    mark_survival(c, trajectory, training, clean_exit);
+    if (open(c)) mark_after_completion(c, trajectory, training);
+  }
+  s.first_rank = first_failing_rank(s.candidates);
+  auto later_rank = [&](const Candidate& c) {
+    return s.first_rank && c.rank && *c.rank != *s.first_rank;
+  };
+  for (int tier = 0; tier < 3 && s.root < 0; ++tier)
+    for (std::size_t i = 0; i < s.candidates.size(); ++i) {
+      const Candidate& c = s.candidates[i];
+      if (open(c) && c.tier == tier && !(tier == 0 && later_rank(c))) {
+        s.root = static_cast<int>(i);
+        break;
+      }
+    }
+  if (s.root < 0) return s;
+  const Candidate& root = s.candidates[s.root];
+  for (std::size_t i = 0; i < s.candidates.size(); ++i) {
+    Candidate& c = s.candidates[i];
+    if (static_cast<int>(i) == s.root) c.standing = Standing::root_cause;
+    else if (!open(c)) continue;
+    else if (c.info == root.info) c.standing = Standing::supports;
+    else if (c.cascade && !root.cascade) c.standing = Standing::cascade_of_root;
+    else if (c.tier == 2) c.standing = Standing::wrapped;
+    else c.standing = c.tier == 0 && later_rank(c) ? Standing::earlier_rank : Standing::rule_order;
+  }
+  return s;
+}
+
+}  // namespace gpudiag::detail

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpudiag::detail {
+
+// The signal an exit status reports: -N as subprocess and torchelastic report
+// it, 128+N as a shell does. 0..128 are a process's own exit codes.
+std::optional<int> signal_of(std::optional<int> exit_code);
+
+// SIGKILL for 9; empty for a number with no common name.
+std::string_view signal_name(int signo);
+
+// The number of a name such as "SIGKILL" or "KILL"; nullopt when unknown.
+std::optional<int> signal_number(std::string_view name);
+
+// "exit code -9 (SIGKILL)", "exit code 1".
+std::string describe_exit(int exit_code);
+
+}  // namespace gpudiag::detail

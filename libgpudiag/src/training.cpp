@@ -1,0 +1,85 @@
+#include "training.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace gpudiag::detail {
+namespace {
+
+std::optional<double> number(const std::map<std::string, std::string>& values, const char* name) {
+  auto it = values.find(name);
+  if (it == values.end()) return std::nullopt;
+  try {
+    return std::stod(it->second);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+// The steps the run reports having taken: the trajectory, a completion line
+// ("200 steps", `max_steps=3`) or HF Trainer's summary (runtime x steps/s).
+std::optional<double> steps_taken(const RuleSet::Impl& rules,
+                                  const std::vector<RuleEvidence>& per_rule, const Trajectory& t) {
+  std::optional<double> steps;
+  if (t.max_step) steps = static_cast<double>(*t.max_step);
+  auto take = [&](double v) { steps = std::max(steps.value_or(0), v); };
+  for (unsigned i = 0; i < rules.rules.size(); ++i) {
+    const Role role = rules.rules[i].role;
+    const RuleEvidence& e = per_rule[i];
+    if (e.count == 0 || (role != Role::completion && role != Role::progress)) continue;
+    const Evidence ev = make_evidence(rules, i, e, e.count > 1 ? e.last : e.first);
+    if (auto v = number(ev.values, "steps")) take(*v);
+    auto runtime = number(ev.values, "train_runtime"), rate = number(ev.values, "train_steps_per_second");
+    if (runtime && rate) take(std::round(*runtime * *rate));
+  }
+  return steps;
+}
+
+// The problem the trajectory shows, the resume markers, then the step count;
+// an outcome no class carries is no problem this taxonomy can name.
+Outcome training_problem(const Taxonomy& taxonomy, const TrainingState& s, const Trajectory& t) {
+  Outcome o = Outcome::none;
+  if (t.shape == TrajectoryShape::non_finite) o = Outcome::non_finite_loss;
+  else if (t.shape == TrajectoryShape::diverged || t.shape == TrajectoryShape::plateau ||
+           t.shape == TrajectoryShape::no_decrease)
+    o = Outcome::diverging_loss;
+  else if (s.resume_requested && !s.resume_loaded) o = Outcome::resume_without_load;
+  else if (const ClassInfo* few = taxonomy.for_outcome(Outcome::too_few_steps);
+           few && s.completed && s.steps && *s.steps <= *few->max_steps)
+    o = Outcome::too_few_steps;
+  return taxonomy.for_outcome(o) ? o : Outcome::none;
+}
+
+}  // namespace
+
+TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
+                            const Trajectory& trajectory) {
+  TrainingState s;
+  for (unsigned i = 0; i < rules.rules.size(); ++i) {
+    const RuleEvidence& e = per_rule[i];
+    if (e.count == 0) continue;
+    switch (rules.rules[i].role) {
+      case Role::completion:
+        s.completed = true;
+        s.completion_line = std::max(s.completion_line, e.count > 1 ? e.last.line : e.first.line);
+        break;
+      case Role::resume: s.resume_loaded = true; break;
+      case Role::resume_request:
+        s.resume_requested = true;
+        if (s.resume_request_rule < 0) s.resume_request_rule = static_cast<int>(i);
+        break;
+      default: break;
+    }
+  }
+  s.steps = steps_taken(rules, per_rule, trajectory);
+  s.problem = training_problem(rules.taxonomy, s, trajectory);
+  return s;
+}
+
+std::size_t readings_after(const Trajectory& t, std::uint64_t line) {
+  return static_cast<std::size_t>(std::count_if(
+      t.series.begin(), t.series.end(), [&](const LossReading& r) { return r.line > line; }));
+}
+
+}  // namespace gpudiag::detail

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpudiag/diagnosis.hpp"
+#include "gpudiag/taxonomy.hpp"
+
+namespace gpudiag::detail {
+
+// Every sentence gpudiag writes is built here, from the structures the
+// resolver fills: the resolver decides, this unit words.
+
+// How the exit status relates to the class chosen.
+enum class ExitReading { none, agrees, disagrees, alone, unexplained };
+
+// What a finding's message needs beyond the finding's own fields.
+struct FindingFacts {
+  Finding finding;                   // its fields; word_finding sets its message
+  std::uint64_t more_lines = 0;      // cascade: further lines of the same rule
+  std::optional<Evidence> root;      // cascade: the root cause's first evidence
+  std::uint64_t completion_line = 0; // recovered, after_completion
+  std::optional<LossReading> last_reading;  // after_completion
+  std::size_t readings_after = 0;    // recovered by training on
+  std::optional<int> first_rank;     // also_matched by time
+  std::string root_rule;             // also_matched by rule order
+  std::optional<int> exit_code;      // exit_code
+  std::string description;           // context: the rule's own description
+  TrajectoryShape shape = TrajectoryShape::none;  // trajectory
+};
+void word_finding(FindingFacts& facts);
+
+// Something the log shows beyond its quoted lines.
+enum class NoteKind {
+  first_failure_on,      // evidence: the root cause's first line
+  training_reached,      // reading: the last loss before the cause; cause_line; stall
+  loss_non_finite,       // trajectory
+  grad_non_finite,       // trajectory
+  loss_diverged,         // trajectory
+  loss_plateau,          // trajectory
+  loss_no_decrease,      // trajectory
+  no_checkpoint_loaded,
+  restarts_at,           // reading: the first reading
+  completed_after_steps, // steps
+  loss_fell,             // trajectory
+  steps_advanced,        // steps
+  launcher_summary,      // launcher, evidence: the root cause's first line when on another rank
+};
+struct Note {
+  NoteKind kind;
+  std::optional<Evidence> evidence;
+  std::optional<LossReading> reading;
+  std::uint64_t cause_line = 0;
+  bool stall = false;  // say whether the run was still moving
+  double steps = 0;
+  const Trajectory* trajectory = nullptr;
+  const LauncherReport* launcher = nullptr;
+};
+
+struct VerdictFacts {
+  const ClassInfo& info;
+  std::size_t rule_count = 0;
+  ExitReading exit_reading = ExitReading::none;
+  std::vector<Note> notes;
+};
+
+// shows / implies / cannot_decide for a resolved diagnosis, quoting its evidence.
+Verdict build_verdict(const Diagnosis& d, const VerdictFacts& facts);
+
+}  // namespace gpudiag::detail
