@@ -8,7 +8,10 @@
 #include <iostream>
 #include <optional>
 
+#include <simdjson.h>
+
 #include "gpudiag/gpudiag.hpp"
+#include "schema.hpp"
 
 namespace po = boost::program_options;
 
@@ -73,6 +76,24 @@ void indent_block(std::string& s, int spaces) {
   s = out;
 }
 
+// The top-level fields of the JSON output, read from the built-in schema so
+// that --help and the serializer's documentation cannot drift apart.
+std::string json_fields_help() {
+  simdjson::dom::parser parser;
+  simdjson::padded_string text(diagnosis_schema());
+  simdjson::dom::object properties;
+  if (parser.parse(text)["properties"].get(properties)) return "";
+  std::string out = "JSON fields (docs/diagnosis.schema.json has the nested ones):\n";
+  for (auto [name, field] : properties) {
+    std::string_view description;
+    if (field["description"].get(description)) description = "";
+    std::string line = "  " + std::string(name);
+    line.resize(std::max<std::size_t>(line.size() + 1, 15), ' ');
+    out += line + std::string(description) + "\n";
+  }
+  return out + "An input that could not be read appears as {path, error}.\n";
+}
+
 }  // namespace
 
 int run_diagnose(const std::vector<std::string>& args) {
@@ -103,12 +124,9 @@ int run_diagnose(const std::vector<std::string>& args) {
     return kUsage;
   }
   if (vm.count("help")) {
-    std::cout << opts
-              << "\nJSON fields: path, class, g15, family, owner, confidence, verdict{shows,\n"
-                 "implies, cannot_decide}, evidence[{rule, class, line, offset, text, truncated,\n"
-                 "count, values}], findings[{kind, class, message, evidence}], exit_code, bytes,\n"
-                 "lines. An input that could not be read appears as {path, error}.\n"
-                 "\nexit status: 0 all diagnosed, 1 an input could not be read, 2 usage or rules error.\n";
+    std::cout << opts << "\n" << json_fields_help()
+              << "\nexit status: 0 all diagnosed, 1 an input could not be read, 2 a usage error\n"
+                 "or rules that do not load.\n";
     return kOk;
   }
   const std::string format = vm["format"].as<std::string>();
@@ -144,8 +162,8 @@ int run_diagnose(const std::vector<std::string>& args) {
     std::string rendered;
     try {
       Diagnosis d = diagnose_file(rules, file, options);
-      if (format == "text") rendered = to_text(d, file == "-" ? "<stdin>" : file, style);
-      else rendered = to_json(d, file, format == "json" ? 2 : 0);
+      if (format == "text") rendered = to_text(d, {}, style);
+      else rendered = to_json(d, {}, format == "json" ? 2 : 0);
     } catch (const std::exception& e) {
       std::cerr << "gpudiag: " << e.what() << "\n";
       status = kInputFailed;
@@ -167,13 +185,67 @@ int run_diagnose(const std::vector<std::string>& args) {
   return status;
 }
 
+namespace {
+
+// `rules check`: loads a directory, compiles it and runs its examples.
+int check_rules(const po::variables_map& vm) {
+  const bool builtin = !vm.count("dir");
+  const std::string dir = builtin ? "the shipped rules" : vm["dir"].as<std::string>();
+  std::shared_ptr<const RuleSet> rules;
+  try {
+    CacheOptions cache;
+    cache.enabled = !vm.count("no-cache");
+    rules = builtin ? RuleSet::builtin(cache) : RuleSet::load_dir(dir, cache);
+  } catch (const RuleError& e) {
+    std::cerr << "gpudiag: " << e.what() << "\n";
+    return kUsage;
+  }
+  const auto failures = rules->check_examples();
+  for (const auto& f : failures)
+    std::cerr << "gpudiag: " << f.file << ": rule " << f.rule_id << ": " << f.problem << "\n";
+  std::size_t patterns = 0, without = 0;
+  for (const auto& r : rules->rules()) {
+    patterns += r.patterns.size();
+    without += r.examples.empty();
+  }
+  std::cout << (failures.empty() ? "ok: " : "failed: ") << rules->rules().size() << " rules, "
+            << patterns << " patterns, " << rules->taxonomy().classes.size() << " classes, "
+            << rules->example_count() << " examples";
+  if (!failures.empty()) std::cout << " (" << failures.size() << " failing)";
+  if (without) std::cout << "; " << without << " rule" << (without == 1 ? " has" : "s have") << " no examples";
+  std::cout << " in " << dir << " (cache: " << to_string(rules->cache_outcome()) << ")\n";
+  return failures.empty() ? kOk : kInputFailed;
+}
+
+void list_rules_json(const RuleSet& rules) {
+  std::cout << "[";
+  bool first = true;
+  for (const auto& r : rules.rules()) {
+    std::cout << (first ? "\n  " : ",\n  ") << "{\"id\": " << json_string(r.id) << ", \"class\": "
+              << (r.cls.empty() ? "null" : json_string(r.cls)) << ", \"g15\": "
+              << (r.cls.empty() ? "null" : json_string(r.g15)) << ", \"role\": "
+              << json_string(std::string(to_string(r.role))) << ", \"patterns\": [";
+    for (std::size_t i = 0; i < r.patterns.size(); ++i)
+      std::cout << (i ? ", " : "") << json_string(r.patterns[i].regex);
+    std::cout << "], \"examples\": " << r.examples.size() << ", \"source\": " << json_string(r.source)
+              << "}";
+    first = false;
+  }
+  std::cout << "\n]\n";
+}
+
+}  // namespace
+
 int run_rules(const std::vector<std::string>& args) {
   const char* usage =
       "usage: gpudiag rules list [--rules DIR] [--format text|json]\n"
-      "       gpudiag rules check DIR\n\n"
+      "       gpudiag rules check [DIR]\n\n"
       "list   the rules in priority order (earlier rules win)\n"
-      "check  validate a rules directory and compile it, naming the file, the rule and\n"
-      "       the problem when something is wrong; exit status 1 when invalid\n";
+      "check  load and compile a rules directory (default: the shipped rules) and run\n"
+      "       every rule's examples: the lines it must match, with the values it must\n"
+      "       extract, and the lines it must not match\n\n"
+      "exit status: 0 ok, 1 an example failed, 2 usage error or rules that do not load\n"
+      "(the file, the rule or class, and the problem are named on stderr).\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     (args.empty() ? std::cerr : std::cout) << usage;
     return args.empty() ? kUsage : kOk;
@@ -200,73 +272,40 @@ int run_rules(const std::vector<std::string>& args) {
     std::cout << usage << "\n" << opts;
     return kOk;
   }
-
-  if (sub == "check") {
-    if (!vm.count("dir")) {
-      std::cerr << "gpudiag rules check: which directory? " << "\n\n" << usage;
-      return kUsage;
-    }
-    const std::string dir = vm["dir"].as<std::string>();
-    try {
-      CacheOptions cache;
-      cache.enabled = !vm.count("no-cache");
-      auto rules = RuleSet::load_dir(dir, cache);
-      std::size_t patterns = 0;
-      for (const auto& r : rules->rules()) patterns += r.patterns.size();
-      std::cout << "ok: " << rules->rules().size() << " rules, " << patterns
-                << " patterns in " << dir << " (cache: " << to_string(rules->cache_outcome())
-                << ")\n";
-      return kOk;
-    } catch (const RuleError& e) {
-      std::cerr << "gpudiag: " << e.what() << "\n";
-      return kInputFailed;
-    }
+  if (sub == "check") return check_rules(vm);
+  if (sub != "list") {
+    std::cerr << "gpudiag rules: unknown subcommand '" << sub << "'\n\n" << usage;
+    return kUsage;
   }
-  if (sub == "list") {
-    if (vm.count("dir")) {
-      std::cerr << "gpudiag rules list: unexpected argument '" << vm["dir"].as<std::string>()
-                << "' (use --rules DIR)\n";
-      return kUsage;
-    }
-    std::shared_ptr<const RuleSet> rules;
-    try {
-      rules = load_rules(vm);
-    } catch (const RuleError& e) {
-      std::cerr << "gpudiag: " << e.what() << "\n";
-      return kUsage;
-    }
-    const std::string format = vm["format"].as<std::string>();
-    if (format == "json") {
-      std::cout << "[";
-      bool first = true;
-      for (const auto& r : rules->rules()) {
-        std::cout << (first ? "\n  " : ",\n  ") << "{\"id\": " << json_string(r.id)
-                  << ", \"class\": " << json_string(r.cls) << ", \"g15\": "
-                  << json_string(r.g15) << ", \"role\": "
-                  << json_string(std::string(to_string(r.role))) << ", \"patterns\": [";
-        for (std::size_t i = 0; i < r.patterns.size(); ++i)
-          std::cout << (i ? ", " : "") << json_string(r.patterns[i].regex);
-        std::cout << "], \"source\": " << json_string(r.source) << "}";
-        first = false;
-      }
-      std::cout << "\n]\n";
-      return kOk;
-    }
-    if (format != "text") {
-      std::cerr << "gpudiag rules list: --format must be text or json\n";
-      return kUsage;
-    }
-    std::cout << "rules from " << rules->origin() << " (" << rules->rules().size()
-              << ", earlier wins)\n";
-    int n = 0;
-    for (const auto& r : rules->rules()) {
-      std::printf("%4d  %-34s %-22s %-11s g15=%s\n", ++n, r.id.c_str(), r.cls.c_str(),
-                  std::string(to_string(r.role)).c_str(), r.g15.c_str());
-    }
+  if (vm.count("dir")) {
+    std::cerr << "gpudiag rules list: unexpected argument '" << vm["dir"].as<std::string>()
+              << "' (use --rules DIR)\n";
+    return kUsage;
+  }
+  const std::string format = vm["format"].as<std::string>();
+  if (format != "text" && format != "json") {
+    std::cerr << "gpudiag rules list: --format must be text or json\n";
+    return kUsage;
+  }
+  std::shared_ptr<const RuleSet> rules;
+  try {
+    rules = load_rules(vm);
+  } catch (const RuleError& e) {
+    std::cerr << "gpudiag: " << e.what() << "\n";
+    return kUsage;
+  }
+  if (format == "json") {
+    list_rules_json(*rules);
     return kOk;
   }
-  std::cerr << "gpudiag rules: unknown subcommand '" << sub << "'\n\n" << usage;
-  return kUsage;
+  std::cout << "rules from " << rules->origin() << " (" << rules->rules().size()
+            << ", earlier wins)\n";
+  int n = 0;
+  for (const auto& r : rules->rules())
+    std::printf("%4d  %-34s %-22s %-15s g15=%s\n", ++n, r.id.c_str(),
+                r.cls.empty() ? "(per line)" : r.cls.c_str(), std::string(to_string(r.role)).c_str(),
+                r.cls.empty() ? "-" : r.g15.c_str());
+  return kOk;
 }
 
 }  // namespace gpudiag::cli

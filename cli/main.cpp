@@ -14,7 +14,8 @@ Says why a GPU training job ended, quoting the log lines that show it.
 commands:
   diagnose FILE...     diagnose training logs ('-' reads standard input)
   rules list           list the rules in priority order
-  rules check DIR      validate and compile a rules directory
+  rules check [DIR]    validate and compile rules, run their examples
+  taxonomy             the classes gpudiag can report (--format markdown: docs/taxonomy.md)
 
 options:
   -h, --help           show this help; 'gpudiag <command> --help' for a command
@@ -25,8 +26,9 @@ examples:
   gpudiag diagnose --exit-code -9 --format json rank*.log
   kubectl logs job/train | gpudiag diagnose -
 
-exit status: 0 when every input was diagnosed, 1 when an input could not be
-read (the others are still diagnosed), 2 on a usage or rules error.
+exit status: 0 when it ran; 1 when an input could not be read (the others are
+still diagnosed) or a rule's example failed; 2 on a usage error or rules that
+do not load, in every command.
 )";
 
 }  // namespace
@@ -51,6 +53,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "diagnose") return gpudiag::cli::run_diagnose(rest);
     if (command == "rules") return gpudiag::cli::run_rules(rest);
+    if (command == "taxonomy") return gpudiag::cli::run_taxonomy(rest);
   } catch (const std::exception& e) {
     std::cerr << "gpudiag: " << e.what() << "\n";
     return gpudiag::cli::kUsage;

@@ -36,6 +36,7 @@ class Weights {
 };
 
 struct Resolver {
+  Resolver(const RuleSet::Impl& r, const ScanResult& s) : rules(r), scan(s) {}
   const RuleSet::Impl& rules;
   const ScanResult& scan;
   const Taxonomy& taxonomy = rules.taxonomy;
@@ -155,8 +156,11 @@ struct Resolver {
     info = root.info;
     d.g15 = rules.rules[root.rule].cls.empty() ? info->g15 : rules.rules[root.rule].g15;
     cause_findings(root);
-    if (!d.evidence.empty() && d.evidence.front().rank && !root.cascade)
-      notes.push_back({NoteKind::first_failure_on, d.evidence.front()});
+    if (!d.evidence.empty() && d.evidence.front().rank && !root.cascade) {
+      Note n{NoteKind::first_failure_on};
+      n.evidence = d.evidence.front();
+      notes.push_back(n);
+    }
     weigh_exit_status(exit_class);
     progress_before_cause();
     const Outcome problem = training.problem;
@@ -211,7 +215,7 @@ struct Resolver {
       case Outcome::resume_without_load:
         d.evidence.push_back(marker_evidence(static_cast<unsigned>(training.resume_request_rule), false));
         weights.line(d.evidence.back(), 2);
-        notes.push_back({NoteKind::no_checkpoint_loaded});
+        notes.push_back(Note{NoteKind::no_checkpoint_loaded});
         if (t.first && t.first->step <= 1) {
           Note n{NoteKind::restarts_at};
           n.reading = t.first;
@@ -315,7 +319,7 @@ struct Resolver {
 }  // namespace
 
 Diagnosis resolve(const RuleSet::Impl& rules, const ScanResult& scan) {
-  return Resolver{rules, scan}.run();
+  return Resolver(rules, scan).run();
 }
 
 }  // namespace gpudiag::detail

@@ -177,8 +177,8 @@ void validate_taxonomy(const Taxonomy& t) {
       ctx.fail("unknown owner \"" + c.owner + "\" (expected job, infra, scheduler or none)");
     if (c.g15 != "generic" && !t.is_g15(c.g15)) ctx.fail("unknown g15 class \"" + c.g15 + "\"");
     if (c.rerun != "yes" && c.rerun != "no" && c.rerun != "maybe" && c.rerun != "not_needed" &&
-        c.rerun != "unknown")
-      ctx.fail("unknown rerun \"" + c.rerun + "\" (expected yes, no, maybe, not_needed or unknown)");
+        c.rerun != "unclear")
+      ctx.fail("unknown rerun \"" + c.rerun + "\" (expected yes, no, maybe, not_needed or unclear)");
     if (c.outcome != Outcome::none && !outcomes.insert(c.outcome).second)
       ctx.fail("another class already has outcome \"" + std::string(to_string(c.outcome)) + "\"");
     if (c.max_steps.has_value() != (c.outcome == Outcome::too_few_steps))

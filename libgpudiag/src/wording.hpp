@@ -50,6 +50,7 @@ enum class NoteKind {
   launcher_summary,      // launcher, evidence: the root cause's first line when on another rank
 };
 struct Note {
+  explicit Note(NoteKind k) : kind(k) {}
   NoteKind kind;
   std::optional<Evidence> evidence;
   std::optional<LossReading> reading;

@@ -127,3 +127,31 @@ TEST(Cache, DisabledAndEnvironmentOverride) {
   ::unsetenv("GPUDIAG_CACHE_DIR");
   EXPECT_EQ(set->cache_file().parent_path(), cache.path());
 }
+
+// The cache key is derived from what is compiled: change the line prefix that
+// line_start patterns may stand behind (a compile input that used to be a C++
+// constant) and the database is rebuilt, not served stale.
+TEST(Cache, KeyFollowsWhatIsCompiled) {
+  TempDir cache;
+  CacheOptions options{true, cache.path()};
+  const std::string rules = R"({"id": "r", "class": "segfault", "patterns": [{"regex": "boom", "flags": ["line_start"]}]})";
+  auto with_prefix = [&](const std::string& prefix) {
+    return std::vector<RuleSet::Source>{
+        {"10-r.json", R"({"define": {"line_prefix": ")" + prefix + R"("}, "rules": [)" + rules + "]}"}};
+  };
+  auto a = RuleSet::load_sources(with_prefix("^\\\\s*"), options);
+  auto again = RuleSet::load_sources(with_prefix("^\\\\s*"), options);
+  auto b = RuleSet::load_sources(with_prefix("^(?:\\\\[[^\\\\]]*\\\\] )*"), options);
+  EXPECT_EQ(a->cache_outcome(), CacheOutcome::compiled_and_stored);
+  EXPECT_EQ(again->cache_outcome(), CacheOutcome::hit);
+  EXPECT_NE(a->digest(), b->digest());
+  EXPECT_EQ(b->cache_outcome(), CacheOutcome::compiled_and_stored);
+  // The two databases really differ: only b reads a bracketed tag as a prefix.
+  EXPECT_EQ(diagnose_bytes(a, "[rank1] boom\n").cls, "unknown");
+  EXPECT_EQ(diagnose_bytes(b, "[rank1] boom\n").cls, "segfault");
+  // A description or an example changes nothing that is compiled.
+  auto described = RuleSet::load_sources(
+      {{"10-r.json", R"({"description": "same rules", "define": {"line_prefix": "^\\s*"}, "rules": [)" + rules + "]}"}},
+      options);
+  EXPECT_EQ(described->digest(), a->digest());
+}

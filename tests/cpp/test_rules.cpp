@@ -168,3 +168,88 @@ TEST(RuleErrors, TopLevelShape) {
   EXPECT_NE(load_error("{\"ruels\": []}").problem().find("unknown top-level field"), std::string::npos);
   EXPECT_NE(load_error("{\"rules\": {}}").problem().find("must be an array"), std::string::npos);
 }
+
+// Sigma-style: every shipped rule carries lines it must match and lines it
+// must not, and they all hold.
+TEST(Rules, ShippedRulesCarryExamplesThatPass) {
+  auto rules = shipped_rules();
+  for (const auto& r : rules->rules()) {
+    std::size_t match = 0, no_match = 0;
+    for (const auto& ex : r.examples) (ex.match ? match : no_match) += 1;
+    EXPECT_GE(match, 1u) << r.id;
+    EXPECT_GE(no_match, 1u) << r.id;
+  }
+  for (const auto& f : rules->check_examples())
+    ADD_FAILURE() << f.file << ": rule " << f.rule_id << ": " << f.problem;
+}
+
+TEST(Rules, FailingExamplesAreNamed) {
+  TempDir dir;
+  write_file(dir.path() / "10-x.json", file_with(R"x({"id": "x", "class": "segfault",
+      "patterns": ["core (dumped)"], "extract": {"what": "core (\\w+)"},
+      "examples": {"match": [{"line": "core dumped", "values": {"what": "saved"}}, "nothing here"],
+                   "no_match": ["core dumped again"]}})x"));
+  auto set = RuleSet::load_dir(dir.path(), CacheOptions{false, {}});
+  auto failures = set->check_examples();
+  ASSERT_EQ(failures.size(), 3u);
+  EXPECT_EQ(failures[0].rule_id, "x");
+  EXPECT_NE(failures[0].problem.find("gives \"dumped\", not \"saved\""), std::string::npos) << failures[0].problem;
+  EXPECT_NE(failures[1].problem.find("does not match: nothing here"), std::string::npos) << failures[1].problem;
+  EXPECT_NE(failures[2].problem.find("\"no_match\" example matches"), std::string::npos) << failures[2].problem;
+}
+
+// A new plain pattern class is one rules file: its card, its rule and the
+// rule's examples. The shipped classes stay known beside it.
+TEST(Rules, ASiteRulesDirectoryAddsAClass) {
+  TempDir dir;
+  write_file(dir.path() / "50-site.json", R"({
+    "families": [{"id": "storage", "title": "Storage"}],
+    "classes": [{"id": "disk_full", "family": "storage", "owner": "infra", "g15": "generic",
+                 "title": "disk full", "cause": "a file system the job writes to ran out of space",
+                 "action": "free space or write elsewhere", "rerun": "maybe",
+                 "rerun_note": "once space is freed", "cannot_decide": "which file system filled up"}],
+    "define": {"errno_enospc": "\\[Errno 28\\]"},
+    "rules": [{"id": "site.disk_full", "class": "disk_full",
+               "patterns": ["{{errno_enospc}} No space left on device"],
+               "extract": {"path": "device: '([^']+)'"},
+               "examples": {"match": [{"line": "OSError: [Errno 28] No space left on device: '/ckpt/step_900'",
+                                       "values": {"path": "/ckpt/step_900"}}],
+                            "no_match": ["df: 28% used"]}}]})");
+  auto set = RuleSet::load_dir(dir.path(), CacheOptions{false, {}});
+  EXPECT_TRUE(set->check_examples().empty());
+  ASSERT_NE(set->taxonomy().find("disk_full"), nullptr);
+  EXPECT_NE(set->taxonomy().find("cuda_oom"), nullptr);  // the shipped taxonomy is still known
+  Diagnosis d = diagnose_bytes(set, "step 900 | loss 2.1\nOSError: [Errno 28] No space left on device: '/ckpt/step_900'\n");
+  EXPECT_EQ(d.cls, "disk_full");
+  EXPECT_EQ(d.title, "disk full");
+  EXPECT_EQ(d.owner, "infra");
+  EXPECT_EQ(d.family, "storage");
+  EXPECT_EQ(d.evidence.at(0).values.at("path"), "/ckpt/step_900");
+  EXPECT_NE(d.verdict.implies.at(0).find("ran out of space"), std::string::npos);
+  EXPECT_NE(d.verdict.implies.at(2).find("maybe: once space is freed"), std::string::npos);
+}
+
+TEST(RuleErrors, ClassCardsAreValidated) {
+  auto card = [](const std::string& extra) {
+    return R"({"classes": [{"id": "c1", "family": "cluster", "owner": "infra", "g15": "generic",
+               "title": "t", "cause": "c", "action": "a", "rerun": "no", "cannot_decide": "d")" +
+           extra + "}], " + R"("rules": [{"id": "r", "class": "c1", "patterns": ["x"]}]})";
+  };
+  struct Case {
+    std::string json;
+    const char* problem;
+  } cases[] = {
+      {card(R"(, "owner": "nobody")"), "unknown owner"},
+      {card(R"(, "family": "kitchen")"), "unknown family"},
+      {card(R"(, "behaviour": {"outcome": "completed"})"), "already has outcome"},
+      {card(R"(, "behaviour": {"exit_signals": [9]})"), "already points to another class"},
+      {card(R"(, "behaviour": {"exit_signals": [99]})"), "signal numbers from 1 to 64"},
+      {card(R"(, "behaviour": {"max_steps": 3})"), "goes with outcome"},
+      {card(R"(, "colour": "red")"), "unknown field"},
+  };
+  for (const auto& c : cases) {
+    auto e = load_error(c.json);
+    EXPECT_EQ(e.entity(), "class c1") << c.json;
+    EXPECT_NE(e.problem().find(c.problem), std::string::npos) << c.json << " gave: " << e.what();
+  }
+}

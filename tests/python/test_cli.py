@@ -73,8 +73,31 @@ def test_rules_list_and_check(cli, cache_env, tmp_path):
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "b.json").write_text('{"rules": [{"id": "b", "class": "nccl", "patterns": ["[z-a]"]}]}')
     bad = run(cli, "rules", "check", str(tmp_path / "bad"), env=cache_env)
-    assert bad.returncode == 1
+    assert bad.returncode == 2
     assert b"b.json" in bad.stderr and b"rule b" in bad.stderr
+    shipped = run(cli, "rules", "check", env=cache_env)
+    assert shipped.returncode == 0 and b"examples in the shipped rules" in shipped.stdout
+    assert b"no examples" not in shipped.stdout
+
+
+def test_failing_examples_exit_1_and_name_the_rule(cli, cache_env, tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps({"rules": [{
+        "id": "site.quota", "class": "permission", "patterns": ["Disk quota exceeded"],
+        "examples": {"match": ["OSError: [Errno 122] Disk quota exceeded"],
+                     "no_match": ["quota: Disk quota exceeded soon, 91% used"]}}]}))
+    r = run(cli, "rules", "check", str(tmp_path), env=cache_env)
+    assert r.returncode == 1 and b"failed: 1 rules" in r.stdout
+    assert b"rule site.quota: a \"no_match\" example matches: quota: Disk" in r.stderr
+
+
+def test_rules_that_do_not_load_are_status_2_in_every_command(cli, cache_env, tmp_path):
+    (tmp_path / "b.json").write_text('{"rules": [{"id": "b", "class": "no_such_class", "patterns": ["x"]}]}')
+    log = EXAMPLES / "missing_module.log"
+    for args in (["diagnose", "--rules", str(tmp_path), str(log)], ["rules", "check", str(tmp_path)],
+                 ["rules", "list", "--rules", str(tmp_path)], ["taxonomy", "--rules", str(tmp_path)]):
+        r = run(cli, *args, env=cache_env)
+        assert r.returncode == 2, args
+        assert b"b.json: rule b: unknown class \"no_such_class\"" in r.stderr, args
 
 
 def test_custom_rules_directory(cli, cache_env, tmp_path):

@@ -39,7 +39,7 @@ struct ClassInfo {
   std::string title;     // a few words for a terminal
   std::string cause;     // what the evidence implies happened
   std::string action;    // the next thing to do
-  std::string rerun;     // whether a plain rerun helps: yes, no, maybe, not_needed, unknown
+  std::string rerun;     // whether a plain rerun helps: yes, no, maybe, not_needed, unclear
   std::string rerun_note;     // why, or on what it depends; may be empty
   std::string cannot_decide;  // what a log of this class cannot tell
   std::string description;    // what defines the class (the taxonomy document's column)
