@@ -30,6 +30,7 @@ std::string behaviour(const ClassInfo& c) {
     std::string sig = "exit signals";
     for (int n : c.exit_signals) sig.append(" ").append(std::to_string(n));
     if (c.signal_exit_cascade) sig += " (a launcher's report: cascade)";
+    if (c.signal_exit_stop) sig += " (a launcher's report: how a worker stopped, outranked by any failure)";
     add(sig);
   }
   if (c.tier == Tier::wrapper) add("wrapper: any specific cause outranks it");

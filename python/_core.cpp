@@ -61,7 +61,8 @@ void bind_results(py::module_& m) {
       .def_readonly("count", &Evidence::count)
       .def_readonly("values", &Evidence::values)
       .def_readonly("rank", &Evidence::rank)
-      .def_property_readonly("host", optional_string(&Evidence::host));
+      .def_property_readonly("host", optional_string(&Evidence::host))
+      .def_property_readonly("severity", optional_string(&Evidence::severity));
   py::class_<Finding>(m, "Finding", "Something worth knowing beside the primary class.")
       .def_readonly("kind", &Finding::kind)
       .def_readonly("class_", &Finding::cls)
@@ -147,6 +148,7 @@ void bind_rules(py::module_& m) {
       .def_readonly("cannot_decide", &ClassInfo::cannot_decide)
       .def_property_readonly("exit_signals", [](const ClassInfo& c) { return py::tuple(py::cast(c.exit_signals)); })
       .def_readonly("signal_exit_cascade", &ClassInfo::signal_exit_cascade)
+      .def_readonly("signal_exit_stop", &ClassInfo::signal_exit_stop)
       .def_property_readonly("tier", [](const ClassInfo& c) { return std::string(to_string(c.tier)); })
       .def_readonly("survivable", &ClassInfo::survivable)
       .def_readonly("stall", &ClassInfo::stall)

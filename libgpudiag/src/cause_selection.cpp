@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "rank_prefix.hpp"
+#include "line_fields.hpp"
 
 namespace gpudiag::detail {
 namespace {
@@ -12,14 +12,15 @@ std::uint64_t last_line(const RuleEvidence& e) { return e.count > 1 ? e.last.lin
 std::vector<Candidate> gather(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
                               const std::vector<ExitStatusEvidence>& exits) {
   std::vector<Candidate> out;
-  auto add = [&](unsigned rule, const ClassInfo* info, const RuleEvidence& ev, bool cascade) {
+  auto add = [&](unsigned rule, const ClassInfo* info, const RuleEvidence& ev, bool cascade,
+                 bool reaped = false) {
     Candidate c;
     c.rule = rule;
     c.info = info;
     c.evidence = &ev;
     c.cascade = cascade;
-    c.tier = cascade ? 1 : info->tier == Tier::wrapper ? 2 : 0;
-    c.rank = parse_rank_prefix(ev.first.text).rank;
+    c.tier = reaped ? kTierReaped : cascade ? 1 : info->tier == Tier::wrapper ? 2 : 0;
+    c.rank = read_line(ev.first.text).rank;
     out.push_back(c);
   };
   for (unsigned i = 0; i < rules.rules.size(); ++i) {
@@ -30,29 +31,32 @@ std::vector<Candidate> gather(const RuleSet::Impl& rules, const std::vector<Rule
       for (const auto& x : exits)
         if (x.rule == i) {
           const ClassInfo* info = rules.taxonomy.find(x.cls);
-          add(i, info, x.evidence, info->signal_exit_cascade);
+          add(i, info, x.evidence, info->signal_exit_cascade, info->signal_exit_stop);
         }
   }
   return out;
 }
 
 // Whether the run went on after the cause: it completed cleanly after the
-// cause's last line, or (for a class a process can survive, such as an
-// allocation failure) the same rank reported several more losses. One or two
-// readings can be output buffered before a crash and flushed after it.
+// cause's last line, or the same process (its rank; the whole job for an
+// untagged line) reported more losses. A few readings can be output buffered
+// before a crash and flushed after it, a whole buffer of them when stdout goes
+// to a file; a class a process is known to survive (an allocation failure
+// caught and retried) needs fewer.
 void mark_survival(Candidate& c, const Trajectory& t, const TrainingState& training,
                    bool clean_exit) {
-  constexpr std::size_t kReadingsAfterRecovery = 3;
+  constexpr std::size_t kReadingsAfterSurvivable = 3;
+  constexpr std::size_t kReadingsAfterAny = 20;
   const std::uint64_t last = last_line(*c.evidence);
   if (training.completed && clean_exit && last < training.completion_line) {
     c.standing = Standing::completed_after;
     return;
   }
-  if (!c.info->survivable) return;
   const RecordedHit& hit = c.evidence->count > 1 ? c.evidence->last : c.evidence->first;
   c.readings_after = readings_after(t, last);
-  if (parse_rank_prefix(hit.text).rank == t.rank && c.readings_after >= kReadingsAfterRecovery)
-    c.standing = Standing::trained_after;
+  const std::optional<int> rank = read_line(hit.text).rank;
+  const std::size_t needed = c.info->survivable ? kReadingsAfterSurvivable : kReadingsAfterAny;
+  if ((!rank || rank == t.rank) && c.readings_after >= needed) c.standing = Standing::trained_after;
 }
 
 // A failure on the way out ends a process but not the training: one after
@@ -104,7 +108,7 @@ Selection select_cause(const RuleSet::Impl& rules, const std::vector<RuleEvidenc
   auto later_rank = [&](const Candidate& c) {
     return s.first_rank && c.rank && *c.rank != *s.first_rank;
   };
-  for (int tier = 0; tier < 3 && s.root < 0; ++tier)
+  for (int tier = 0; tier <= kTierReaped && s.root < 0; ++tier)
     for (std::size_t i = 0; i < s.candidates.size(); ++i) {
       const Candidate& c = s.candidates[i];
       if (open(c) && c.tier == tier && !(tier == 0 && later_rank(c))) {
@@ -120,7 +124,7 @@ Selection select_cause(const RuleSet::Impl& rules, const std::vector<RuleEvidenc
     else if (!open(c)) continue;
     else if (c.info == root.info) c.standing = Standing::supports;
     else if (c.cascade && !root.cascade) c.standing = Standing::cascade_of_root;
-    else if (c.tier == 2) c.standing = Standing::wrapped;
+    else if (c.tier >= 2) c.standing = Standing::wrapped;
     else c.standing = c.tier == 0 && later_rank(c) ? Standing::earlier_rank : Standing::rule_order;
   }
   return s;

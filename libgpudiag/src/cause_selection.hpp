@@ -23,13 +23,16 @@ enum class Standing {
   wrapped,             // a generic wrapper of the cause that decided
 };
 
+// A launcher's report of a worker it terminated itself after another failed.
+inline constexpr int kTierReaped = 3;
+
 // One matched cause: a cause rule, or a class an exit_status line points to.
 struct Candidate {
   unsigned rule = 0;
   const ClassInfo* info = nullptr;
   const RuleEvidence* evidence = nullptr;
   bool cascade = false;
-  int tier = 0;                // 0 specific, 1 cascade, 2 wrapper
+  int tier = 0;                // 0 specific, 1 cascade, 2 wrapper, kTierReaped
   std::optional<int> rank;     // of its first line
   std::size_t readings_after = 0;  // for trained_after
   Standing standing = Standing::rule_order;

@@ -1,7 +1,7 @@
 #include "evidence_collector.hpp"
 
 #include "extractor.hpp"
-#include "rank_prefix.hpp"
+#include "line_fields.hpp"
 #include "text_util.hpp"
 
 namespace gpudiag::detail {
@@ -15,6 +15,18 @@ void record_hit(RuleEvidence& ev, const LineHit& hit) {
   ++ev.count;
 }
 
+void EvidenceCollector::on_hit(const LineHit& hit) {
+  const Rule& rule = rules_.rules[hit.rule];
+  if (rule.role == Role::cause) {
+    const Severity severity = read_line(hit.text).severity;
+    if (severity != Severity::unknown && severity < rule.severity) {
+      record_hit(logged_[hit.rule], hit);
+      return;
+    }
+  }
+  record_hit(per_rule_[hit.rule], hit);
+}
+
 Evidence make_evidence(const RuleSet::Impl& rules, unsigned rule, const RuleEvidence& ev,
                        const RecordedHit& hit) {
   Evidence out;
@@ -26,9 +38,10 @@ Evidence make_evidence(const RuleSet::Impl& rules, unsigned rule, const RuleEvid
   out.truncated = hit.truncated;
   out.count = ev.count;
   out.values = extract_values(rules.extractions[rule], out.text);
-  RankTag tag = parse_rank_prefix(out.text);
-  out.rank = tag.rank;
-  out.host = std::move(tag.host);
+  const LineFields fields = read_line(out.text);
+  out.rank = fields.rank;
+  out.host = std::string(fields.host);
+  if (fields.severity != Severity::unknown) out.severity = std::string(to_string(fields.severity));
   return out;
 }
 

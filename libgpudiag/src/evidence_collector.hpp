@@ -25,14 +25,20 @@ struct RuleEvidence {
 // Counts a hit and keeps it as the first or (so far) last one.
 void record_hit(RuleEvidence& ev, const LineHit& hit);
 
+// Keeps each rule's hits; a cause rule's line below the rule's severity (an
+// INFO or WARNING line that names an error) is kept apart, as logged context.
 class EvidenceCollector : public MatchSink {
  public:
-  explicit EvidenceCollector(std::size_t rule_count) : per_rule_(rule_count) {}
-  void on_hit(const LineHit& hit) override { record_hit(per_rule_[hit.rule], hit); }
+  explicit EvidenceCollector(const RuleSet::Impl& rules)
+      : rules_(rules), per_rule_(rules.rules.size()), logged_(rules.rules.size()) {}
+  void on_hit(const LineHit& hit) override;
   const std::vector<RuleEvidence>& per_rule() const { return per_rule_; }
+  const std::vector<RuleEvidence>& logged() const { return logged_; }
 
  private:
+  const RuleSet::Impl& rules_;
   std::vector<RuleEvidence> per_rule_;
+  std::vector<RuleEvidence> logged_;
 };
 
 // The public Evidence for one recorded hit, with the rule's values extracted.

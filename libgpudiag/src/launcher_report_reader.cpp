@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "rank_prefix.hpp"
+#include "line_fields.hpp"
 #include "signals.hpp"
 
 namespace gpudiag::detail {
@@ -74,7 +74,7 @@ void LauncherReportReader::start_summary() {
 
 void LauncherReportReader::add_line(std::string_view text, std::uint64_t line) {
   // srun --label puts its task label in front of the agent's lines.
-  text.remove_prefix(parse_rank_prefix(text).prefix_length);
+  text = read_line(text).message;
   text = trim(text);
   const bool close = section_ != Section::none && line <= last_line_ + kMaxGap;
 

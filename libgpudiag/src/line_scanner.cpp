@@ -5,6 +5,9 @@
 #include <new>
 #include <stdexcept>
 
+#include "line_fields.hpp"
+#include "rule_compiler.hpp"
+
 namespace gpudiag::detail {
 namespace {
 
@@ -107,6 +110,14 @@ int LineScanner::on_match(unsigned id, unsigned long long, unsigned long long to
   return 0;  // keep scanning
 }
 
+bool LineScanner::confirmed_on(unsigned pattern, std::string_view line) {
+  switch (rules_.confirm[pattern]) {
+    case kConfirmNone: return true;
+    case kConfirmMessage: return confirmed(pattern, read_line(line).message);
+    default: return confirmed(pattern, line);
+  }
+}
+
 bool LineScanner::confirmed(unsigned pattern, std::string_view line) {
   struct Wanted {
     unsigned pattern;
@@ -164,7 +175,7 @@ void LineScanner::report(unsigned pattern, std::uint64_t end) {
       text = text.substr(start, text_cap_);
       hit.truncated = true;
     }
-    if (rules_.confirm[pattern] && !confirmed(pattern, hit.full)) return;
+    if (!confirmed_on(pattern, hit.full)) return;
     hit.text = text;
   } else {
     hit.line = tail_line_;
@@ -173,7 +184,7 @@ void LineScanner::report(unsigned pattern, std::uint64_t end) {
     hit.text = strip_cr(tail_);
     hit.full = hit.text;
     hit.truncated = tail_truncated_;
-    if (rules_.confirm[pattern] && !confirmed(pattern, hit.full)) return;
+    if (!confirmed_on(pattern, hit.full)) return;
   }
   last_line_[rule] = hit.line;
   sink_.on_hit(hit);

@@ -36,6 +36,9 @@ class LineScanner {
   // Whether `line`, where the scan found a line_start pattern or a prefilter,
   // matches the pattern's full form.
   bool confirmed(unsigned pattern, std::string_view line);
+  // Whether a stream hit of `pattern` on `line` stands, confirmed as its
+  // compile plan says: not at all, on the line, or on the line's message.
+  bool confirmed_on(unsigned pattern, std::string_view line);
   void remember_tail(std::uint64_t piece_newlines);
 
   const RuleSet::Impl& rules_;

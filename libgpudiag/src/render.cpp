@@ -41,6 +41,8 @@ void write_evidence(detail::JsonWriter& w, const Evidence& ev) {
   write_optional(w, ev.rank);
   w.key("host");
   write_optional_string(w, ev.host);
+  w.key("severity");
+  write_optional_string(w, ev.severity);
   w.end_object();
 }
 

@@ -266,11 +266,16 @@ struct Resolver {
   }
 
   void context_findings() {
-    for (unsigned i = 0; i < rules.rules.size(); ++i)
+    for (unsigned i = 0; i < rules.rules.size(); ++i) {
       if (rules.rules[i].role == Role::context && scan.per_rule[i].count > 0) {
         auto& x = finding("context", rules.rules[i].cls, "context", marker_evidence(i, false));
         x.description = rules.rules[i].description;
       }
+      // A cause's words on a line logged below the rule's severity.
+      if (scan.logged[i].count > 0)
+        finding("context", rules.rules[i].cls, "below_severity",
+                make_evidence(rules, i, scan.logged[i], scan.logged[i].first));
+    }
   }
 
   Diagnosis run() {
@@ -280,7 +285,7 @@ struct Resolver {
     d.trajectory = scan.trajectory;
     d.launcher = scan.launcher;
     const bool clean_exit = !scan.exit_code || *scan.exit_code == 0;
-    training = read_training(rules, scan.per_rule, d.trajectory);
+    training = read_training(rules, scan.per_rule, d.trajectory, scan.exit_code);
     selection = select_cause(rules, scan.per_rule, scan.exits, d.trajectory, training, clean_exit);
     set_aside_findings();
 
@@ -289,7 +294,11 @@ struct Resolver {
     const bool failed_after_completion =
         std::any_of(selection.candidates.begin(), selection.candidates.end(),
                     [](const Candidate& c) { return c.standing == Standing::after_completion; });
-    if (selection.root >= 0) {
+    // A signal exit says more than a generic wrapper exception (a
+    // CalledProcessError, a bare traceback) about how the job ended.
+    const bool wrapper_root =
+        selection.root >= 0 && selection.candidates[selection.root].tier == 2;
+    if (selection.root >= 0 && !(wrapper_root && exit_class)) {
       from_cause(selection.candidates[selection.root], exit_class);
     } else if (exit_class) {
       info = exit_class;

@@ -11,6 +11,7 @@ namespace gpudiag::detail {
 
 struct ScanResult {
   const std::vector<RuleEvidence>& per_rule;
+  const std::vector<RuleEvidence>& logged;  // cause lines below their rule's severity
   const std::vector<ExitStatusEvidence>& exits;
   Trajectory trajectory;
   std::optional<LauncherReport> launcher;

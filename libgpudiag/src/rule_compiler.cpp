@@ -58,28 +58,27 @@ unsigned pattern_flags(const Rule& rule, const Pattern& pattern) {
   return flags;
 }
 
-CompilePlan plan_compile(const std::vector<Rule>& rules, const std::string& line_prefix) {
+CompilePlan plan_compile(const std::vector<Rule>& rules) {
   CompilePlan plan;
   // A line_start pattern is looked for anywhere, which keeps the stream
-  // automaton free of a state that restarts at every line, and a prefiltered
-  // pattern by its prefilter; their hits are confirmed on their one line.
+  // automaton free of a state that restarts at every line, and its hits are
+  // confirmed at the start of their line's message (past the prefixes the
+  // line model reads); a prefiltered pattern is looked for by its prefilter
+  // and confirmed on its one line.
   unsigned id = 0;
   for (unsigned r = 0; r < rules.size(); ++r) {
     for (const auto& p : rules[r].patterns) {
       const unsigned flags = pattern_flags(rules[r], p);
       const bool line_start = is_line_start(p);
-      if (line_start && line_prefix.empty())
-        throw RuleError(rules[r].source, "rule " + rules[r].id,
-                        "a line_start pattern needs the define \"line_prefix\"");
       const bool confirm = line_start || !p.prefilter.empty();
       plan.pattern_rule.push_back(r);
-      plan.confirm_map.push_back(confirm);
+      plan.confirm_map.push_back(line_start ? kConfirmMessage : confirm ? kConfirmLine : kConfirmNone);
       plan.stream.expressions.push_back(p.prefilter.empty() ? p.regex : p.prefilter);
       plan.stream.flags.push_back(flags);
       plan.stream.ids.push_back(id);
       if (confirm) {
         plan.confirm.expressions.push_back(
-            line_start ? "(?:" + line_prefix + ")(?:" + p.regex + ")" : p.regex);
+            line_start ? "^(?:" + p.regex + ")" : p.regex);
         plan.confirm.flags.push_back(flags | HS_FLAG_SINGLEMATCH);
         plan.confirm.ids.push_back(id);
       }

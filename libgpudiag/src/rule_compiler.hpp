@@ -10,7 +10,9 @@ namespace gpudiag::detail {
 // What is handed to Hyperscan, expression by expression: the stream database
 // looks for every pattern (or its cheaper prefilter) anywhere; the block
 // database holds the full forms of the patterns whose hits are confirmed per
-// line (line_start patterns, behind the line prefix, and prefiltered ones).
+// line (line_start patterns, on the line's message, and prefiltered ones).
+enum : char { kConfirmNone = 0, kConfirmLine = 1, kConfirmMessage = 2 };
+
 struct CompilePlan {
   struct Database {
     std::vector<std::string> expressions;
@@ -19,15 +21,14 @@ struct CompilePlan {
   };
   Database stream, confirm;
   std::vector<unsigned> pattern_rule;  // pattern id -> rule index
-  std::vector<char> confirm_map;       // pattern id -> a stream hit is only a candidate
+  std::vector<char> confirm_map;       // pattern id -> kConfirm*: how a stream hit is confirmed
 };
 
 // The Hyperscan flags of a pattern; throws RuleError on an unknown flag.
 unsigned pattern_flags(const Rule& rule, const Pattern& pattern);
 
-// The plan for `rules`; `line_prefix` is what may stand before a line_start
-// pattern's message. Cheap: the cache key is a hash of it.
-CompilePlan plan_compile(const std::vector<Rule>& rules, const std::string& line_prefix);
+// The plan for `rules`. Cheap: the cache key is a hash of it.
+CompilePlan plan_compile(const std::vector<Rule>& rules);
 
 struct CompiledRules {
   HsDatabase db;          // streaming, every pattern

@@ -59,6 +59,8 @@ Enum parse_enum(const Context& ctx, const std::string& s, const Enum (&values)[N
 constexpr Role kRoles[] = {Role::cause,      Role::context,        Role::progress,
                            Role::completion, Role::resume,         Role::resume_request,
                            Role::launcher_report, Role::exit_status};
+constexpr Severity kSeverities[] = {Severity::debug, Severity::info, Severity::warning,
+                                     Severity::error, Severity::fatal};
 constexpr Outcome kOutcomes[] = {Outcome::none,         Outcome::non_finite_loss,
                                  Outcome::diverging_loss, Outcome::resume_without_load,
                                  Outcome::too_few_steps, Outcome::completed,
@@ -106,6 +108,8 @@ void parse_behaviour(const Context& ctx, element value, ClassInfo& c) {
           ctx.fail("\"exit_signals\" holds signal numbers from 1 to 64");
         c.exit_signals.push_back(static_cast<int>(signo));
       }
+    } else if (key == "signal_exit_stop") {
+      c.signal_exit_stop = get_bool(ctx, v, "\"signal_exit_stop\"");
     } else if (key == "signal_exit_cascade") {
       c.signal_exit_cascade = get_bool(ctx, v, "\"signal_exit_cascade\"");
     } else if (key == "tier") {
@@ -349,6 +353,8 @@ Rule parse_rule(const std::string& file, element value, std::size_t index,
     } else if (key == "extract") rule.extract = parse_extract(ctx, v, catalog);
     else if (key == "examples") rule.examples = parse_examples(ctx, v);
     else if (key == "cascade") rule.cascade = get_bool(ctx, v, "\"cascade\"");
+    else if (key == "severity")
+      rule.severity = parse_enum(ctx, get_string(ctx, v, "\"severity\""), kSeverities, "severity");
     else ctx.fail("unknown field \"" + std::string(key) + "\"");
   }
   rule.role = parse_enum(ctx, role, kRoles, "role");

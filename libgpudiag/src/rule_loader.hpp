@@ -30,7 +30,5 @@ ParsedRules parse_rule_sources(const std::vector<RuleSet::Source>& sources, cons
 // The declarations of the rule files built into the library, parsed once.
 const Catalog& builtin_catalog();
 
-// The name of the define that line_start patterns may be preceded by.
-inline constexpr const char* kLinePrefixDefine = "line_prefix";
 
 }  // namespace gpudiag::detail

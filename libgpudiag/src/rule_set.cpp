@@ -77,6 +77,18 @@ std::string_view to_string(Role role) {
   return "cause";
 }
 
+std::string_view to_string(Severity severity) {
+  switch (severity) {
+    case Severity::unknown: return "unstated";
+    case Severity::debug: return "debug";
+    case Severity::info: return "info";
+    case Severity::warning: return "warning";
+    case Severity::error: return "error";
+    case Severity::fatal: return "fatal";
+  }
+  return "unstated";
+}
+
 std::string_view to_string(CacheOutcome outcome) {
   switch (outcome) {
     case CacheOutcome::disabled: return "disabled";
@@ -130,9 +142,7 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
       compiled.push_back(std::make_unique<detail::Extractor>(e.name, e.regex));
     impl->extractions.push_back(std::move(compiled));
   }
-  auto prefix = parsed.catalog.defines.find(detail::kLinePrefixDefine);
-  const detail::CompilePlan plan = detail::plan_compile(
-      impl->rules, prefix == parsed.catalog.defines.end() ? std::string() : prefix->second);
+  const detail::CompilePlan plan = detail::plan_compile(impl->rules);
   impl->digest = compile_digest(plan, impl->rules);
   impl->pattern_rule = plan.pattern_rule;
   impl->confirm = plan.confirm_map;

@@ -38,7 +38,7 @@ struct Stream::Impl {
   Impl(std::shared_ptr<const RuleSet> r, DiagnoseOptions o)
       : rules(std::move(r)),
         options(o),
-        collector(rules->rules().size()),
+        collector(rules->impl()),
         trajectory(rules->impl(), &collector),
         exits(rules->impl(), &trajectory),
         launcher(rules->impl(), &exits),
@@ -87,7 +87,7 @@ struct Stream::Impl {
     if (!carry.empty()) scanner.scan(carry);
     scanner.finish();  // carry stays alive: end-of-data matches may point into it
     carry.clear();
-    detail::ScanResult result{collector.per_rule(), exits.reports(), trajectory.finish(), launcher.finish(),
+    detail::ScanResult result{collector.per_rule(), collector.logged(), exits.reports(), trajectory.finish(), launcher.finish(),
                               options.exit_code, scanner.bytes(), scanner.lines()};
     return detail::resolve(rules->impl(), result);
   }

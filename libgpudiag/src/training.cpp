@@ -54,7 +54,7 @@ Outcome training_problem(const Taxonomy& taxonomy, const TrainingState& s, const
 }  // namespace
 
 TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
-                            const Trajectory& trajectory) {
+                            const Trajectory& trajectory, std::optional<int> exit_code) {
   TrainingState s;
   for (unsigned i = 0; i < rules.rules.size(); ++i) {
     const RuleEvidence& e = per_rule[i];
@@ -71,6 +71,12 @@ TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEv
         break;
       default: break;
     }
+  }
+  // The process ended by itself after training progressed: that is the end of
+  // the run, even where no line announces it.
+  if (!s.completed && exit_code == 0 && trajectory.last) {
+    s.completed = true;
+    s.completion_line = trajectory.last->line;
   }
   s.steps = steps_taken(rules, per_rule, trajectory);
   s.problem = training_problem(rules.taxonomy, s, trajectory);

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "rank_prefix.hpp"
+#include "line_fields.hpp"
 
 namespace gpudiag::detail {
 namespace {
@@ -219,11 +219,11 @@ void TrajectoryBuilder::on_hit(const LineHit& hit) {
 }
 
 bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line) {
-  RankTag tag = parse_rank_prefix(text);
+  const LineFields tag = read_line(text);
   // Every rank prints the same run; once one is followed, the others' lines
   // are not read at all, which is most of a multi-rank log's progress lines.
   if (rank_chosen_ && tag.rank != rank_) return false;
-  text.remove_prefix(tag.prefix_length);
+  text = tag.message;
   bool read = false;
   // tqdm redraws its bar with carriage returns: one line, many readings.
   std::size_t start = 0;

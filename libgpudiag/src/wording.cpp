@@ -192,6 +192,10 @@ void word_finding(FindingFacts& x) {
                 "; the log's evidence was preferred";
   } else if (f.kind == "trajectory") {
     f.message = "before it ended, the loss trajectory was " + std::string(to_string(x.shape));
+  } else if (f.kind == "context" && f.reason == "below_severity") {
+    const Evidence& ev = *f.evidence;
+    f.message = at + " is on " + (ev.count > 1 ? plural(ev.count, "line", "lines") + " logged at " : "a line logged at ") +
+                ev.severity + " level: the program reported it and went on, so it decides nothing";
   } else if (f.kind == "context") {
     f.message = x.description.empty() ? "rule " + f.rule + " matched" : x.description;
   }

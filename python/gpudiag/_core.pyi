@@ -20,6 +20,7 @@ class Evidence:
     values: Dict[str, str]
     rank: Optional[int]
     host: Optional[str]
+    severity: Optional[str]
 
 class Finding:
     kind: str
@@ -104,6 +105,7 @@ class ClassInfo:
     cannot_decide: str
     exit_signals: Tuple[int, ...]
     signal_exit_cascade: bool
+    signal_exit_stop: bool
     tier: str
     survivable: bool
     stall: bool

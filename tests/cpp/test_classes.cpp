@@ -197,11 +197,16 @@ TEST(ExitCode, AgreeingExitCodeRaisesConfidence) {
 }
 
 TEST(Healthy, NeedsPositiveEvidence) {
+  // No errors is not evidence of completion; an exit status of 0 after
+  // training progressed is (and two steps are too few to be a training run).
   EXPECT_EQ(diagnose_text("step 1 loss 2.0\nstep 2 loss 1.5\n").cls, "unknown");
-  EXPECT_EQ(diagnose_text("step 1 loss 2.0\nstep 2 loss 1.5\n", 0).cls, "unknown");
+  EXPECT_EQ(diagnose_text("step 1 loss 2.0\nstep 2 loss 1.5\n", 0).cls, "undertrained");
+  EXPECT_EQ(diagnose_text("loading data\nbuilding model\n", 0).cls, "unknown");
   std::string done;
   for (int step = 10; step <= 200; step += 10)
     done += "step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  EXPECT_EQ(diagnose_text(done).cls, "unknown");
+  EXPECT_EQ(diagnose_text(done, 0).cls, "healthy");
   done += "training complete\n";
   EXPECT_EQ(diagnose_text(done).cls, "healthy");
   EXPECT_EQ(diagnose_text(done, 0).cls, "healthy");

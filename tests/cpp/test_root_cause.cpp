@@ -220,3 +220,92 @@ TEST(RootCause, FailureOnTheWayOutDoesNotHideATrainingProblem) {
   EXPECT_EQ(aborted.cls, "native_abort");
   EXPECT_EQ(finding(aborted, "after_completion"), nullptr);
 }
+
+// A line logged at INFO or WARNING level that names an error is what the
+// program reported and went on from: context, not the cause.
+TEST(LineReading, LoggedWarningsAreContextNotCause) {
+  std::string log =
+      "[2023-12-03 14:53:32,330] torch._dynamo.convert_frame: [WARNING] FileNotFoundError: [Errno 2] "
+      "No such file or directory: 'ldconfig'\n"
+      "gpu-node-03:1234:1300 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal "
+      "network plugin.\n";
+  for (int step = 10; step <= 300; step += 10)
+    log += "step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  Diagnosis d = diagnose_text(log, 0);
+  EXPECT_EQ(d.cls, "healthy");
+  const Finding* logged = finding(d, "context");
+  ASSERT_NE(logged, nullptr);
+  EXPECT_EQ(logged->reason, "below_severity");
+  EXPECT_EQ(logged->cls, "file_not_found");
+  ASSERT_TRUE(logged->evidence);
+  EXPECT_EQ(logged->evidence->severity, "warning");
+  // The same words raised (no severity stated) decide.
+  EXPECT_EQ(diagnose_text("FileNotFoundError: [Errno 2] No such file or directory: 'data/train.bin'\n", 1).cls,
+            "file_not_found");
+}
+
+// A completion line behind a logging prefix and decoration is still read.
+TEST(LineReading, CompletionBehindLoggingPrefixes) {
+  std::string log;
+  for (int step = 10; step <= 300; step += 10)
+    log += "INFO:__main__:step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  EXPECT_EQ(diagnose_text(log + "INFO:__main__:\xe2\x9c\x85 Training completed successfully!\n").cls, "healthy");
+  EXPECT_EQ(diagnose_text(log + "2025-10-02 14:29:20,764 - INFO - [__main__] - \xf0\x9f\x8e\x89 === Training "
+                                "Complete ===\n").cls,
+            "healthy");
+}
+
+// Whatever its class, a cause after which the same process trained on for a
+// long while (more than an output buffer's worth of readings) was survived.
+TEST(LineReading, AnyCauseIsSurvivedWhenTrainingGoesOn) {
+  std::string log = "step 1 loss 3.0\nAssertionError: batch was empty\n";
+  std::string after;
+  for (int step = 10; step <= 400; step += 10)
+    after += "step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  Diagnosis d = diagnose_text(log + after);
+  EXPECT_NE(d.cls, "assertion");
+  const Finding* recovered = finding(d, "recovered");
+  ASSERT_NE(recovered, nullptr);
+  EXPECT_EQ(recovered->cls, "assertion");
+  // A few readings flushed from a buffer after the crash are not survival.
+  EXPECT_EQ(diagnose_text(log + "step 2 loss 2.9\nstep 3 loss 2.8\nstep 4 loss 2.7\n", 1).cls, "assertion");
+}
+
+// How the job was stopped: other schedulers' records, stops raised inside
+// Python, a signal exit over a generic wrapper, a launcher reaping workers.
+TEST(Termination, SchedulersAndStopsFromOutside) {
+  EXPECT_EQ(diagnose_text("epoch 3 loss 1.2\nUser defined signal 2\n\nTERM_RUNLIMIT: job killed after reaching "
+                          "LSF run time limit.\nExited with exit code 140.\n",
+                          140)
+                .cls,
+            "timeout");
+  EXPECT_EQ(diagnose_text("wandb: Tracking run\nTERM_OWNER: job killed by owner.\nExited with exit code 143.\n",
+                          143)
+                .cls,
+            "cancelled");
+  EXPECT_EQ(diagnose_text("=>> PBS: job killed: walltime 86432 exceeded limit 86400\n").cls, "timeout");
+  EXPECT_EQ(diagnose_text("=>> PBS: job killed: mem 134217728kb exceeded limit 125829120kb\n").cls, "oom_killer");
+  EXPECT_EQ(diagnose_text("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+                          "KeyboardInterrupt\n",
+                          130)
+                .cls,
+            "cancelled");
+  // Nothing in the log but the exit status: SIGTERM is a stop from outside.
+  EXPECT_EQ(diagnose_text("step 1 loss 2.0\n", 143).cls, "cancelled");
+  // A signal exit says more than a wrapper exception around it.
+  EXPECT_EQ(diagnose_text("Traceback (most recent call last):\nsubprocess.CalledProcessError: Command "
+                          "'['python', '-u', 'train.py']' died with <Signals.SIGSEGV: 11>.\n")
+                .cls,
+            "segfault");
+  EXPECT_EQ(diagnose_text("Traceback (most recent call last):\nValueError: bad\n", -11).cls, "segfault");
+  // Workers the launcher terminated after one failed do not outrank that failure.
+  EXPECT_EQ(diagnose_text("[rank1]: Traceback (most recent call last):\n[rank1]: ValueError: bad value\n"
+                          "  exitcode  : 1 (pid: 10)\n  exitcode  : -15 (pid: 11)  (SIGTERM)\n")
+                .cls,
+            "traceback");
+  // LSF's success record is a completion.
+  std::string done;
+  for (int step = 10; step <= 300; step += 10)
+    done += "step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  EXPECT_EQ(diagnose_text(done + "Successfully completed.\n").cls, "healthy");
+}

@@ -233,16 +233,18 @@ TEST(Scanner, StreamRejectsUseAfterFinish) {
 }
 
 TEST(Scanner, LineStartPatternsMatchOnlyWhereTheMessageBegins) {
-  // After launcher and rank prefixes, yes; in the middle of a message, no.
+  // After launcher, host, rank and logging prefixes, yes; in the middle of a
+  // message, no.
   for (const char* line : {"Fatal: disk", "[rank3]: Fatal: disk", "[default0]:Fatal: disk", "12: Fatal: disk",
-                           "[2026-01-02 10:00:01] [rank0]: Fatal: disk"}) {
+                           "[2026-01-02 10:00:01] [rank0]: Fatal: disk", "gpu-node-03: Fatal: disk",
+                           "ERROR:trainer:Fatal: disk", "2026-01-02 10:00:01,123 - trainer - ERROR - Fatal: disk"}) {
     const Evidence* e = nullptr;
     Diagnosis d = scan(std::string("start\n") + line + "\nend\n");
     e = find(d, "fatal");
     ASSERT_NE(e, nullptr) << line;
     EXPECT_EQ(e->line, 2u) << line;
   }
-  for (const char* line : {"warning: Fatal: disk", "[rank3]: retrying after Fatal: disk", "x12: Fatal: disk"})
+  for (const char* line : {"warning: Fatal: disk", "[rank3]: retrying after Fatal: disk", "step: Fatal: disk"})
     EXPECT_EQ(find(scan(std::string("start\n") + line + "\nend\n"), "fatal"), nullptr) << line;
   // A miss at one place in a line does not hide a match on a later line.
   Diagnosis d = scan("note Fatal: a\n[rank1]: Fatal: b\n");

@@ -3,14 +3,12 @@
 #include <cmath>
 #include <string>
 
-#include "rank_prefix.hpp"
 #include "test_util.hpp"
 #include "trajectory_builder.hpp"
 
 using namespace gpudiag;
 using namespace gpudiag::testing;
 using detail::parse_progress;
-using detail::parse_rank_prefix;
 
 namespace {
 
@@ -73,17 +71,6 @@ TEST(Progress, SkipsWhatIsNotTheTrainingLoss) {
   ASSERT_TRUE(nan.loss);
   EXPECT_TRUE(std::isnan(*nan.loss));
   EXPECT_TRUE(parse_progress("{'loss': '0', 'grad_norm': 'nan'}").grad_non_finite);
-}
-
-TEST(RankPrefix, ReadsEachLaunchersTag) {
-  EXPECT_EQ(parse_rank_prefix("[rank3]: Traceback").rank, 3);
-  EXPECT_EQ(parse_rank_prefix("[default12]:step 1 loss 2").rank, 12);
-  EXPECT_EQ(parse_rank_prefix("  7: KeyError: 'y'").rank, 7);
-  auto nccl = parse_rank_prefix("dgx-b12:229161:229225 [5] NCCL INFO Using network IB");
-  EXPECT_EQ(nccl.rank, 5);
-  EXPECT_EQ(nccl.host, "dgx-b12");
-  EXPECT_FALSE(parse_rank_prefix("12:30:01 starting").rank);
-  EXPECT_FALSE(parse_rank_prefix("[2026-01-01 10:00:00] step 1").rank);
 }
 
 TEST(Trajectory, MemoryStaysBoundedAndExtremesStayExact) {

@@ -21,6 +21,7 @@ struct Evidence {
   std::map<std::string, std::string> values;  // extracted by the rule
   std::optional<int> rank;  // the rank whose prefix tags the line
   std::string host;         // the host the prefix names, if any
+  std::string severity;     // the severity the line states (see Severity), or empty
 };
 
 // Something worth knowing that is not the primary class, with its values as

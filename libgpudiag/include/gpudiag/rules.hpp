@@ -27,6 +27,12 @@ enum class Role {
 };
 std::string_view to_string(Role role);
 
+// How grave a line says it is, as its logging prefix states it (NCCL INFO or
+// WARN, glog I/W/E/F, Python logging levels, "UserWarning:"). `unknown`: the
+// line states none, as a traceback or a bare print does.
+enum class Severity { unknown, debug, info, warning, error, fatal };
+std::string_view to_string(Severity severity);
+
 struct Pattern {
   std::string regex;
   std::vector<std::string> flags;  // caseless, dotall, ucp, utf8, line_start
@@ -57,6 +63,10 @@ struct Rule {
   // A cause that is usually the consequence of a failure elsewhere (a peer
   // rank dying, a launcher reaping its workers): any other cause outranks it.
   bool cascade = false;
+  // A cause rule's line is a cause only at this severity or above, or when
+  // the line states none; below it (an INFO line naming an error, a caught
+  // exception logged as a warning) it is context.
+  Severity severity = Severity::error;
   std::vector<Pattern> patterns;
   std::vector<Extraction> extract;
   std::vector<Example> examples;

@@ -47,6 +47,10 @@ struct ClassInfo {
   // Behaviour.
   std::vector<int> exit_signals;     // signals whose exit points to this class
   bool signal_exit_cascade = false;  // a launcher reporting such an exit is usually a consequence
+  // A launcher's report of such an exit tells how a worker was stopped (it
+  // reaps the others with it once one failed), not why: any failure in
+  // evidence, a wrapper exception included, outranks it.
+  bool signal_exit_stop = false;
   Tier tier = Tier::specific;
   bool survivable = false;  // a process can go on training after it (an allocation failure)
   bool stall = false;       // the verdict says whether training was still moving before it

@@ -1,0 +1,388 @@
+#include "line_fields.hpp"
+
+#include <array>
+#include <cctype>
+#include <utility>
+
+namespace gpudiag::detail {
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+bool is_name_char(char c) { return is_alnum(c) || c == '_' || c == '.' || c == '-'; }
+
+// A cursor over the line; every reader either consumes its prefix and says
+// so, or leaves the position where it was.
+struct Cursor {
+  std::string_view s;
+  std::size_t pos = 0;
+
+  bool at_end() const { return pos >= s.size(); }
+  char peek(std::size_t ahead = 0) const { return pos + ahead < s.size() ? s[pos + ahead] : '\0'; }
+  bool starts(std::string_view w) const { return s.substr(pos, w.size()) == w; }
+  bool eat(std::string_view w) {
+    if (!starts(w)) return false;
+    pos += w.size();
+    return true;
+  }
+  std::size_t digits(std::size_t max = 10) {
+    std::size_t n = 0;
+    while (n < max && is_digit(peek())) ++pos, ++n;
+    return n;
+  }
+  std::optional<int> number(std::size_t max = 6) {
+    const std::size_t start = pos;
+    int value = 0;
+    while (pos - start < max && is_digit(peek())) value = value * 10 + (s[pos++] - '0');
+    if (pos == start || is_digit(peek())) {
+      pos = start;
+      return std::nullopt;
+    }
+    return value;
+  }
+  void spaces() {
+    while (is_space(peek())) ++pos;
+  }
+};
+
+// Tries a reader; on failure restores the position.
+template <typename F>
+bool attempt(Cursor& c, F&& read) {
+  const std::size_t start = c.pos;
+  if (read()) return true;
+  c.pos = start;
+  return false;
+}
+
+constexpr std::array<std::pair<std::string_view, Severity>, 11> kLevels = {{
+    {"WARNING", Severity::warning}, {"WARN", Severity::warning},  {"INFO", Severity::info},
+    {"ERROR", Severity::error},     {"CRITICAL", Severity::fatal}, {"FATAL", Severity::fatal},
+    {"DEBUG", Severity::debug},     {"TRACE", Severity::debug},   {"NOTICE", Severity::info},
+    {"SUCCESS", Severity::info},    {"EXCEPTION", Severity::error},
+}};
+
+// A level word at the cursor (upper case, as logging libraries print it),
+// not followed by a letter.
+std::optional<Severity> level_word(Cursor& c) {
+  for (const auto& [word, severity] : kLevels)
+    if (c.starts(word) && !is_alpha(c.peek(word.size()))) {
+      c.pos += word.size();
+      return severity;
+    }
+  return std::nullopt;
+}
+
+std::optional<Severity> glog_letter(char ch) {
+  switch (ch) {
+    case 'I': return Severity::info;
+    case 'W': return Severity::warning;
+    case 'E': return Severity::error;
+    case 'F': return Severity::fatal;
+    default: return std::nullopt;
+  }
+}
+
+// ANSI colour codes: ESC [ ... letter.
+bool ansi(Cursor& c) {
+  if (!c.eat("\x1b[")) return false;
+  while (!c.at_end() && !is_alpha(c.peek())) ++c.pos;
+  if (!c.at_end()) ++c.pos;
+  return true;
+}
+
+// torchrun --tee: [rank3]: or [default3]:
+bool torchrun_tag(Cursor& c, LineFields& f) {
+  return attempt(c, [&] {
+    if (!c.eat("[")) return false;
+    if (!c.eat("rank") && !c.eat("default")) return false;
+    auto rank = c.number();
+    if (!rank || !c.eat("]:")) return false;
+    f.rank = rank;
+    return true;
+  });
+}
+
+// srun --label: "3: " (padded to a width), only as the first field.
+bool srun_tag(Cursor& c, LineFields& f) {
+  return attempt(c, [&] {
+    c.spaces();
+    auto rank = c.number();
+    if (!rank || !c.eat(": ")) return false;
+    f.rank = rank;
+    return true;
+  });
+}
+
+// A host name as pdsh and NCCL print it: letters first, digits in it.
+std::size_t host_name_length(std::string_view s) {
+  std::size_t n = 0, digits = 0;
+  if (s.empty() || !is_alpha(s[0])) return 0;
+  while (n < s.size() && n < 253 && is_name_char(s[n])) digits += is_digit(s[n++]) ? 1 : 0;
+  return digits > 0 ? n : 0;
+}
+
+// NCCL: host:pid:tid [3] NCCL INFO|WARN ...
+bool nccl_tag(Cursor& c, LineFields& f) {
+  return attempt(c, [&] {
+    const std::size_t start = c.pos;
+    while (is_name_char(c.peek())) ++c.pos;
+    if (c.pos == start || c.pos - start > 253 || !c.eat(":")) return false;
+    const std::string_view host = c.s.substr(start, c.pos - start - 1);
+    if (!c.number(10) || !c.eat(":") || !c.number(10) || !c.eat(" [")) return false;
+    auto rank = c.number();
+    if (!rank || !c.eat("]")) return false;
+    f.rank = rank;
+    f.host = host;
+    c.spaces();
+    if (c.eat("NCCL ")) {
+      f.source = "NCCL";
+      if (auto level = level_word(c)) f.severity = *level;
+    }
+    return true;
+  });
+}
+
+// pdsh: "gpu-node-03: " (a host name with a digit, then a colon and a space).
+bool pdsh_tag(Cursor& c, LineFields& f) {
+  const std::size_t n = host_name_length(c.s.substr(c.pos));
+  if (n == 0 || c.s.substr(c.pos + n, 2) != ": ") return false;
+  // An exception or logger name is not a host: hosts have a dash or end in digits.
+  const std::string_view name = c.s.substr(c.pos, n);
+  if (name.find('-') == std::string_view::npos && !is_digit(name.back())) return false;
+  f.host = name;
+  c.pos += n + 2;
+  return true;
+}
+
+// 2025-03-02 08:16:22,364 | 2024/10/10 01:27:51 | 2025-03-02T08:16:22.123Z
+bool date_time(Cursor& c) {
+  return attempt(c, [&] {
+    if (c.digits(4) != 4) return false;
+    const char sep = c.peek();
+    if (sep != '-' && sep != '/') return false;
+    ++c.pos;
+    if (c.digits(2) != 2 || !c.eat(std::string_view(&sep, 1)) || c.digits(2) != 2) return false;
+    if (c.peek() != ' ' && c.peek() != 'T') return true;  // a date alone
+    ++c.pos;
+    if (c.digits(2) != 2 || !c.eat(":") || c.digits(2) != 2) return false;
+    if (c.eat(":") && c.digits(2) != 2) return false;
+    if (c.peek() == ',' || c.peek() == '.') {
+      ++c.pos;
+      c.digits(9);
+    }
+    if (c.eat("Z")) return true;
+    attempt(c, [&] {
+      if (!c.eat("+") && !c.eat("-")) return false;
+      return c.digits(4) >= 2 && (c.eat(":") ? c.digits(2) == 2 : true);
+    });
+    return true;
+  });
+}
+
+// 08:16:22 or 08:16:22.123
+bool clock_time(Cursor& c) {
+  return attempt(c, [&] {
+    if (c.digits(2) != 2 || !c.eat(":") || c.digits(2) != 2 || !c.eat(":") || c.digits(2) != 2)
+      return false;
+    if (c.peek() == ',' || c.peek() == '.') ++c.pos, c.digits(9);
+    return true;
+  });
+}
+
+// glog and c10: I1221 13:42:36.291482 12345 file.cc:12]  (the bracketed form
+// is read by `bracket`).
+bool glog_head(Cursor& c, LineFields& f, bool bracketed) {
+  return attempt(c, [&] {
+    auto severity = glog_letter(c.peek());
+    if (!severity) return false;
+    ++c.pos;
+    const std::size_t ts = c.pos;
+    if (c.digits(4) == 4) {
+      if (!c.eat(" ") || !clock_time(c)) return false;
+      f.timestamp = c.s.substr(ts, c.pos - ts);
+    } else if (!bracketed || c.peek() != ' ') {
+      return false;  // "[W file.cpp:12]": c10's form without a time
+    }
+    c.spaces();
+    c.number(10);  // thread id
+    c.spaces();
+    const std::size_t src = c.pos;
+    while (!c.at_end() && c.peek() != ']' && c.peek() != ' ') ++c.pos;
+    if (c.peek() != ']') return false;
+    f.source = c.s.substr(src, c.pos - src);
+    f.severity = *severity;
+    ++c.pos;
+    return true;
+  });
+}
+
+// Reads a logger name ([\w.]+, or a path) and records it as the source.
+bool logger_name(Cursor& c, LineFields& f) {
+  const std::size_t start = c.pos;
+  while (is_name_char(c.peek()) || c.peek() == '/' || c.peek() == '<' || c.peek() == '>') ++c.pos;
+  if (c.pos == start) return false;
+  f.source = c.s.substr(start, c.pos - start);
+  return true;
+}
+
+// A bracketed field: [2025-...], [INFO], [INFO|file.py:12], [2025-... INFO],
+// [W1221 ... file:12], [NeMo W 2024-... file:12], [engine.py:12:fn].
+bool bracket(Cursor& c, LineFields& f) {
+  return attempt(c, [&] {
+    if (!c.eat("[")) return false;
+    const std::size_t inside = c.pos;
+    const std::size_t close = c.s.find(']', inside);
+    if (close == std::string_view::npos || close - inside > 200) return false;
+    if (glog_head(c, f, true)) return true;
+    if (c.eat("NeMo ")) {
+      if (auto s = glog_letter(c.peek())) f.severity = *s, f.source = "NeMo";
+    } else if (date_time(c)) {
+      f.timestamp = c.s.substr(inside, c.pos - inside);
+      c.spaces();
+      if (auto level = level_word(c)) f.severity = *level;
+    } else if (auto level = level_word(c)) {
+      f.severity = *level;
+      if (c.eat("|")) logger_name(c, f);
+    } else {
+      // Any other bracketed field before the message (a file:line:function,
+      // a process name) is a prefix only when no space is in it.
+      if (c.s.substr(inside, close - inside).find(' ') != std::string_view::npos) return false;
+    }
+    c.pos = close + 1;
+    c.eat(":");
+    return true;
+  });
+}
+
+// The separator after a timestamp or a level: " - ", " | ", ": ", tabs, spaces.
+void separator(Cursor& c) {
+  c.spaces();
+  if (c.peek() == '-' || c.peek() == '|' || c.peek() == ':') {
+    if (is_space(c.peek(1)) || c.pos + 1 == c.s.size()) ++c.pos;
+  }
+  c.spaces();
+}
+
+// After a timestamp: "LEVEL", "logger - LEVEL -", "logger: [LEVEL]", "LEVEL:logger:".
+bool level_field(Cursor& c, LineFields& f) {
+  return attempt(c, [&] {
+    if (auto level = level_word(c)) {
+      f.severity = *level;
+      if (c.eat(":")) {  // Python's default format: INFO:logger:message
+        const std::size_t start = c.pos;
+        while (!c.at_end() && c.peek() != ':' && !is_space(c.peek())) ++c.pos;
+        if (c.eat(":")) f.source = c.s.substr(start, c.pos - start - 1);
+        else c.pos = start;
+      }
+      return true;
+    }
+    // logger - LEVEL -   or   logger: [LEVEL]   or   logger [LEVEL]
+    const std::size_t start = c.pos;
+    if (!logger_name(c, f)) return false;
+    c.eat(":");
+    c.spaces();
+    c.eat("- ");
+    const bool bracketed = c.eat("[");
+    auto level = level_word(c);
+    if (!level || (bracketed && !c.eat("]"))) {
+      c.pos = start;
+      f.source = {};
+      return false;
+    }
+    f.severity = *level;
+    return true;
+  });
+}
+
+// "path.py:123: UserWarning: ..." and a message that starts "FooWarning:".
+void python_warning(std::string_view message, LineFields& f) {
+  if (f.severity != Severity::unknown) return;
+  const std::size_t w = message.find("Warning: ");
+  if (w == std::string_view::npos || w > 300) return;
+  std::size_t start = w;
+  while (start > 0 && (is_alnum(message[start - 1]) || message[start - 1] == '_')) --start;
+  // The class name stands at the message start or after "file.py:123: ".
+  if (start == 0 || (start >= 2 && message.substr(start - 2, 2) == ": " &&
+                     message.substr(0, start).find(".py:") != std::string_view::npos))
+    f.severity = Severity::warning;
+}
+
+// "WARNING: ...", "ERROR: ..." at the start of a message.
+void message_level(std::string_view message, LineFields& f) {
+  if (f.severity != Severity::unknown) return;
+  Cursor c{message};
+  if (auto level = level_word(c); level && (c.eat(":") || c.eat(" -")) && is_space(c.peek()))
+    f.severity = *level;
+}
+
+// Decoration before a message: emoji and other non-ASCII symbols, rules of
+// dashes, equals signs and stars, bullets.
+void decoration(Cursor& c) {
+  for (;;) {
+    const std::size_t start = c.pos;
+    separator(c);
+    while (!c.at_end() && (static_cast<unsigned char>(c.peek()) >= 0x80 || c.peek() == '=' ||
+                           c.peek() == '*' || c.peek() == '#' || c.peek() == '>'))
+      ++c.pos;
+    if (c.starts("--") && c.peek(2) != ' ' && !is_alpha(c.peek(2))) {
+      while (c.peek() == '-') ++c.pos;
+    }
+    if (c.pos == start) return;
+  }
+}
+
+}  // namespace
+
+LineFields read_line(std::string_view line) {
+  LineFields f;
+  Cursor c{line};
+  // Launcher prefixes come first and nest: "0: [rank0]: host:1:2 [0] NCCL INFO".
+  bool first = true;
+  for (int guard = 0; guard < 8; ++guard) {
+    const std::size_t before = c.pos;
+    while (ansi(c)) {
+    }
+    if (torchrun_tag(c, f) || (first && srun_tag(c, f)) || nccl_tag(c, f) || pdsh_tag(c, f)) {
+      first = false;
+      continue;
+    }
+    if (c.pos == before) break;
+  }
+  // Then the logging prefix: timestamp, level, logger, in the orders libraries use.
+  for (int guard = 0; guard < 6 && !c.at_end(); ++guard) {
+    const std::size_t before = c.pos;
+    while (ansi(c)) {
+    }
+    if (f.timestamp.empty()) {
+      const std::size_t ts = c.pos;
+      if (date_time(c) || clock_time(c)) {
+        f.timestamp = line.substr(ts, c.pos - ts);
+        separator(c);
+        continue;
+      }
+    }
+    if (f.severity == Severity::unknown && f.timestamp.empty() && glog_head(c, f, false)) {
+      c.spaces();
+      continue;
+    }
+    if (bracket(c, f)) {
+      c.spaces();
+      continue;
+    }
+    if (f.severity == Severity::unknown && level_field(c, f)) {
+      separator(c);
+      continue;
+    }
+    if (c.pos == before) break;
+  }
+  decoration(c);
+  f.message_offset = c.pos;
+  f.message = line.substr(c.pos);
+  message_level(f.message, f);
+  python_warning(f.message, f);
+  return f;
+}
+
+}  // namespace gpudiag::detail
