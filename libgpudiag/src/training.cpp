@@ -36,13 +36,29 @@ std::optional<double> steps_taken(const RuleSet::Impl& rules,
   return steps;
 }
 
+// Whether the late losses (the last third of the kept series) sit well above
+// the run's lowest: a loss that rose away from its best.
+bool rose_from_lowest(const Trajectory& t) {
+  constexpr double kRise = 1.3;
+  if (!t.lowest || !(t.lowest->loss > 0) || t.series.size() < 3) return false;
+  std::vector<double> late;
+  for (std::size_t i = t.series.size() - t.series.size() / 3; i < t.series.size(); ++i)
+    if (std::isfinite(t.series[i].loss)) late.push_back(t.series[i].loss);
+  if (late.empty()) return false;
+  std::nth_element(late.begin(), late.begin() + late.size() / 2, late.end());
+  return late[late.size() / 2] >= kRise * t.lowest->loss;
+}
+
 // The problem the trajectory shows, the resume markers, then the step count;
-// an outcome no class carries is no problem this taxonomy can name.
+// an outcome no class carries is no problem this taxonomy can name. In a run
+// that completed, a loss that merely fell less than expected is no problem
+// (fine-tunes and resumed runs start near their floor); one that rose away
+// from its lowest is.
 Outcome training_problem(const Taxonomy& taxonomy, const TrainingState& s, const Trajectory& t) {
   Outcome o = Outcome::none;
   if (t.shape == TrajectoryShape::non_finite) o = Outcome::non_finite_loss;
   else if (t.shape == TrajectoryShape::diverged || t.shape == TrajectoryShape::plateau ||
-           t.shape == TrajectoryShape::no_decrease)
+           (t.shape == TrajectoryShape::no_decrease && (!s.completed || rose_from_lowest(t))))
     o = Outcome::diverging_loss;
   else if (s.resume_requested && !s.resume_loaded) o = Outcome::resume_without_load;
   else if (const ClassInfo* few = taxonomy.for_outcome(Outcome::too_few_steps);

@@ -114,8 +114,29 @@ std::string_view previous_word(std::string_view s, std::size_t pos, char (&buffe
   return {buffer, end - start};
 }
 
+// Whether the field holding the loss key at `pos` (from the last ',', ';',
+// '|', '{' or tab before it) names an evaluation: "Validation - Loss: 0.2",
+// "Epoch 3, Val Loss 0.4". Such a loss is not the training loss.
+bool evaluation_field(std::string_view s, std::size_t pos) {
+  std::size_t start = s.find_last_of(",;|{\t", pos == 0 ? 0 : pos - 1);
+  start = start == std::string_view::npos || pos == 0 ? 0 : start + 1;
+  static constexpr std::string_view kWords[] = {"val", "valid", "validation", "eval", "evaluation",
+                                                "test", "dev"};
+  std::size_t i = start;
+  while (i < pos) {
+    while (i < pos && !is_alpha(s[i])) ++i;
+    std::size_t j = i;
+    while (j < pos && is_alpha(s[j])) ++j;
+    for (std::string_view w : kWords)
+      if (j - i == w.size() && iequals_at(s, i, w)) return true;
+    i = j;
+  }
+  return false;
+}
+
 std::optional<double> find_loss(std::string_view s, const KeywordSites& sites) {
   for (std::size_t pos : sites.loss) {
+    if (evaluation_field(s, pos)) continue;
     std::size_t after = pos + 4;
     if (after < s.size() && is_word(s[after])) continue;  // loss_scale, losses
     if (pos > 0 && is_digit(s[pos - 1])) continue;

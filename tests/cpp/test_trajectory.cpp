@@ -136,11 +136,17 @@ TEST(TrainingCorrectness, DivergencePlateauAndNoDecrease) {
   EXPECT_EQ(flat.cls, "loss_divergence");
 
   // lr = 0: the batches differ, so the loss wanders, but it never trends down.
-  auto wander = diagnose_text(
-      plain_run(300, [](int s) { return 8.75 - 1.5 * std::sin(s * 0.7) - (s > 100 ? 1.0 : 0.0); }) +
-      "training complete\n");
+  // While the run is going, that is a problem; once it completed, a loss that
+  // only fell little is what a fine-tune near its floor looks like too, so
+  // only a rise away from the lowest loss (see below) is.
+  const std::string wandering =
+      plain_run(300, [](int s) { return 8.75 - 1.5 * std::sin(s * 0.7) - (s > 100 ? 1.0 : 0.0); });
+  auto wander = diagnose_text(wandering);
   EXPECT_EQ(wander.trajectory.shape, TrajectoryShape::no_decrease);
   EXPECT_EQ(wander.cls, "loss_divergence");
+  auto wander_done = diagnose_text(wandering + "training complete\n");
+  EXPECT_EQ(wander_done.trajectory.shape, TrajectoryShape::no_decrease);
+  EXPECT_EQ(wander_done.cls, "healthy");
 
   auto nan = diagnose_text("step 1 loss 2.3\nstep 2 loss 2.1\nstep 3 loss nan\ntraining complete\n");
   EXPECT_EQ(nan.cls, "nan_loss");
@@ -169,4 +175,30 @@ TEST(TrainingCorrectness, UndertrainedCountsSteps) {
   EXPECT_EQ(hf.cls, "undertrained");
   auto lightning = diagnose_text("`Trainer.fit` stopped: `max_steps=3` reached.\n");
   EXPECT_EQ(lightning.cls, "undertrained");
+}
+
+// A loss in a field that names an evaluation is not a training reading.
+TEST(Trajectory, EvaluationLossesAreNotTrainingReadings) {
+  auto rules = RuleSet::builtin(CacheOptions{false, {}});
+  std::string log;
+  for (int step = 100; step <= 3000; step += 100) {
+    log += "INFO - Step " + std::to_string(step) + ", Loss: 0.05\n";
+    if (step % 1000 == 0) log += "INFO - Validation - Loss: 0.2009, F1: 0.9989\nEpoch 3, Val Loss 0.3\n";
+  }
+  Diagnosis d = diagnose_bytes(rules, log, {});
+  EXPECT_EQ(d.trajectory.readings, 30u);
+  ASSERT_TRUE(d.trajectory.peak);
+  EXPECT_DOUBLE_EQ(d.trajectory.peak->loss, 0.05);
+}
+
+// A completed fine-tune sits near its floor from the start: not a failure.
+// A completed run whose loss rose away from its lowest is.
+TEST(Trajectory, CompletedRunsAreJudgedAgainstTheirLowestLoss) {
+  std::string flat, rising;
+  for (int step = 1; step <= 60; ++step) {
+    flat += "step " + std::to_string(step) + " loss " + std::to_string(0.95 - 0.0005 * step + 0.01 * (step % 3)) + "\n";
+    rising += "step " + std::to_string(step) + " loss " + std::to_string(3.5 + 3.5 * step / 60.0 + 0.05 * (step % 3)) + "\n";
+  }
+  EXPECT_EQ(diagnose_text(flat, 0).cls, "healthy");
+  EXPECT_EQ(diagnose_text(rising, 0).cls, "loss_divergence");
 }

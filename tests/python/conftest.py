@@ -8,6 +8,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "corpus" / "examples"
 PUBLISHED_CORPUS = Path(os.environ.get("GPUDIAG_CORPUS", ROOT.parent / "shared" / "corpora" / "gpualert-eval"))
+WILD_CORPUS = Path(os.environ.get("GPUDIAG_WILD_CORPUS", ROOT.parent / "shared" / "corpora" / "wild"))
 
 
 @pytest.fixture(scope="session")
