@@ -36,6 +36,7 @@ std::string behaviour(const ClassInfo& c) {
   if (c.tier == Tier::wrapper) add("wrapper: any specific cause outranks it");
   if (c.survivable) add("survivable");
   if (c.stall) add("says whether training had stalled");
+  if (c.stop) add("a stop: a loss that had already gone wrong is the cause");
   if (c.outcome != Outcome::none) {
     std::string o = "outcome " + std::string(to_string(c.outcome));
     if (c.max_steps) o += " (at most " + std::to_string(static_cast<long long>(*c.max_steps)) + " steps)";

@@ -149,6 +149,7 @@ void bind_rules(py::module_& m) {
       .def_property_readonly("exit_signals", [](const ClassInfo& c) { return py::tuple(py::cast(c.exit_signals)); })
       .def_readonly("signal_exit_cascade", &ClassInfo::signal_exit_cascade)
       .def_readonly("signal_exit_stop", &ClassInfo::signal_exit_stop)
+      .def_readonly("stop", &ClassInfo::stop)
       .def_property_readonly("tier", [](const ClassInfo& c) { return std::string(to_string(c.tier)); })
       .def_readonly("survivable", &ClassInfo::survivable)
       .def_readonly("stall", &ClassInfo::stall)

@@ -296,6 +296,39 @@ bool level_field(Cursor& c, LineFields& f) {
   });
 }
 
+// Tab-separated structured fields after a timestamp, as some trainers write
+// them: "host:rank<TAB>module:line<TAB>LEVEL<TAB>message". Read only when a
+// level field is among the first few; the fields before it name the host and
+// rank, and the source.
+bool tab_fields(Cursor& c, LineFields& f) {
+  if (c.pos == 0 || c.s[c.pos - 1] != '\t') return false;
+  return attempt(c, [&] {
+    LineFields seen = f;
+    for (int field = 0; field < 4; ++field) {
+      const std::size_t start = c.pos;
+      const std::size_t tab = c.s.find('\t', start);
+      if (tab == std::string_view::npos) return false;
+      Cursor word{c.s.substr(start, tab - start)};
+      if (auto level = level_word(word); level && word.at_end()) {
+        seen.severity = *level;
+        c.pos = tab + 1;
+        f = seen;
+        return true;
+      }
+      const std::string_view text = c.s.substr(start, tab - start);
+      const std::size_t colon = text.rfind(':');
+      if (colon != std::string_view::npos && host_name_length(text.substr(0, colon)) == colon) {
+        Cursor rank{text.substr(colon + 1)};
+        if (auto r = rank.number(); r && rank.at_end()) seen.host = text.substr(0, colon), seen.rank = r;
+      } else {
+        seen.source = text;
+      }
+      c.pos = tab + 1;
+    }
+    return false;
+  });
+}
+
 // "path.py:123: UserWarning: ..." and a message that starts "FooWarning:".
 void python_warning(std::string_view message, LineFields& f) {
   if (f.severity != Severity::unknown) return;
@@ -359,6 +392,10 @@ LineFields read_line(std::string_view line) {
       const std::size_t ts = c.pos;
       if (date_time(c) || clock_time(c)) {
         f.timestamp = line.substr(ts, c.pos - ts);
+        if (c.peek() == '\t') {
+          ++c.pos;
+          if (tab_fields(c, f)) continue;
+        }
         separator(c);
         continue;
       }

@@ -254,6 +254,18 @@ struct Resolver {
     d.g15 = info->g15;
   }
 
+  // A stop from outside (a limit, a cancel) tells how the job ended; when the
+  // loss had already gone wrong, that is the cause, and the stop a finding.
+  bool stopped_after_training_problem() {
+    if (selection.root < 0) return false;
+    const Candidate& root = selection.candidates[selection.root];
+    const Outcome p = training.problem;
+    if (!root.info->stop || (p != Outcome::non_finite_loss && p != Outcome::diverging_loss))
+      return false;
+    finding("stop", root.info->id, "after_training_problem", evidence_of(root));
+    return true;
+  }
+
   void launcher_note() {
     if (!d.launcher || !d.launcher->root_cause) return;
     Note n{NoteKind::launcher_summary};
@@ -298,7 +310,9 @@ struct Resolver {
     // CalledProcessError, a bare traceback) about how the job ended.
     const bool wrapper_root =
         selection.root >= 0 && selection.candidates[selection.root].tier == 2;
-    if (selection.root >= 0 && !(wrapper_root && exit_class)) {
+    if (stopped_after_training_problem()) {
+      from_training(clean_exit, failed_after_completion);
+    } else if (selection.root >= 0 && !(wrapper_root && exit_class)) {
       from_cause(selection.candidates[selection.root], exit_class);
     } else if (exit_class) {
       info = exit_class;

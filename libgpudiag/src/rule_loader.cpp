@@ -116,6 +116,8 @@ void parse_behaviour(const Context& ctx, element value, ClassInfo& c) {
       c.tier = parse_enum(ctx, get_string(ctx, v, "\"tier\""), kTiers, "tier");
     } else if (key == "survivable") {
       c.survivable = get_bool(ctx, v, "\"survivable\"");
+    } else if (key == "stop") {
+      c.stop = get_bool(ctx, v, "\"stop\"");
     } else if (key == "stall") {
       c.stall = get_bool(ctx, v, "\"stall\"");
     } else if (key == "outcome") {

@@ -190,6 +190,8 @@ void word_finding(FindingFacts& x) {
     f.message = "exit code " + std::to_string(*x.exit_code) + " (" +
                 std::string(signal_name(signo)) + ") alone would suggest " + f.cls +
                 "; the log's evidence was preferred";
+  } else if (f.kind == "stop") {
+    f.message = at + " says how the job was stopped; the loss had already gone wrong before it, which is the cause";
   } else if (f.kind == "trajectory") {
     f.message = "before it ended, the loss trajectory was " + std::string(to_string(x.shape));
   } else if (f.kind == "context" && f.reason == "below_severity") {

@@ -106,6 +106,7 @@ class ClassInfo:
     exit_signals: Tuple[int, ...]
     signal_exit_cascade: bool
     signal_exit_stop: bool
+    stop: bool
     tier: str
     survivable: bool
     stall: bool

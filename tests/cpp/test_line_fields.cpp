@@ -24,6 +24,10 @@ TEST(LineFields, ReadsEachLaunchersTag) {
   EXPECT_EQ(pdsh.host, "gpu-node-03");
   EXPECT_EQ(pdsh.rank, 1);
   EXPECT_EQ(pdsh.message, "RuntimeError: boom");
+  auto tabbed = read_line("2025-12-21 13:42:31.810\tgpu-node-03:2\ttrain:377\tINFO\tTraining complete");
+  EXPECT_EQ(tabbed.rank, 2);
+  EXPECT_EQ(tabbed.host, "gpu-node-03");
+  EXPECT_EQ(tabbed.source, "train:377");
   EXPECT_FALSE(read_line("12:30:01 starting").rank);
   EXPECT_FALSE(read_line("[2026-01-01 10:00:00] step 1").rank);
   // An exception name is not a pdsh host.
@@ -58,6 +62,8 @@ TEST(LineFields, ReadsSeverityAndMessage) {
        "destroy_process_group() was not called"},
       {"\x1b[32m[INFO|trainer.py:2048] 2024-01-01 12:00:00,000 >> ***** Running training *****",
        Severity::info, "Running training *****"},
+      {"2025-12-21 13:42:31.810\tgpu-node-03:0\ttrain:377\tINFO\tTraining complete", Severity::info,
+       "Training complete"},
       {"Traceback (most recent call last):", Severity::unknown, "Traceback (most recent call last):"},
       {"RuntimeError: CUDA out of memory.", Severity::unknown, "RuntimeError: CUDA out of memory."},
       {"--resume /ckpt/last.pt", Severity::unknown, "--resume /ckpt/last.pt"},

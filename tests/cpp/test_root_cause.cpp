@@ -309,3 +309,22 @@ TEST(Termination, SchedulersAndStopsFromOutside) {
     done += "step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
   EXPECT_EQ(diagnose_text(done + "Successfully completed.\n").cls, "healthy");
 }
+
+// A stop from outside says how the job ended; a loss that had already gone
+// wrong before it is the cause.
+TEST(Termination, StopAfterTheLossWentWrong) {
+  std::string log;
+  for (int epoch = 1; epoch <= 40; ++epoch)
+    log += "epoch " + std::to_string(epoch) + " loss " + std::to_string(epoch < 5 ? 3.0 : 3e31) + "\n";
+  Diagnosis d = diagnose_text(log + "TERM_OWNER: job killed by owner.\n", 143);
+  EXPECT_EQ(d.cls, "loss_divergence");
+  const Finding* stop = finding(d, "stop");
+  ASSERT_NE(stop, nullptr);
+  EXPECT_EQ(stop->cls, "cancelled");
+  EXPECT_EQ(stop->reason, "after_training_problem");
+  // With a healthy loss, the stop is the answer.
+  std::string fine;
+  for (int epoch = 1; epoch <= 40; ++epoch)
+    fine += "epoch " + std::to_string(epoch) + " loss " + std::to_string(3.0 / epoch) + "\n";
+  EXPECT_EQ(diagnose_text(fine + "TERM_OWNER: job killed by owner.\n", 143).cls, "cancelled");
+}

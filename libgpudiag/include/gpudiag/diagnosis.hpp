@@ -30,8 +30,9 @@ struct Finding {
   // cascade: a consequence of the root cause on another rank; recovered: a
   // failure the run survived; after_completion: a process failed on its way
   // out, after training ended; trajectory: the loss went wrong before another
-  // cause ended the run; also_matched: another cause, set aside; exit_code:
-  // the exit status points elsewhere; context: a line worth knowing.
+  // cause ended the run; stop: how the job was stopped, after the loss had
+  // gone wrong; also_matched: another cause, set aside; exit_code: the exit
+  // status points elsewhere; context: a line worth knowing.
   std::string kind;
   std::string cls;
   std::string rule;                  // the rule that matched, or empty

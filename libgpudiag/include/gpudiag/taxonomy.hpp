@@ -54,6 +54,10 @@ struct ClassInfo {
   Tier tier = Tier::specific;
   bool survivable = false;  // a process can go on training after it (an allocation failure)
   bool stall = false;       // the verdict says whether training was still moving before it
+  // How the job was stopped from outside (a limit, a cancel, a preemption):
+  // when the loss had already gone wrong before it, the training problem is
+  // the cause and the stop a finding.
+  bool stop = false;
   Outcome outcome = Outcome::none;
   std::optional<double> max_steps;  // with outcome too_few_steps: the most steps that count
   std::string source;               // the file that declared the card
