@@ -114,24 +114,31 @@ std::string_view previous_word(std::string_view s, std::size_t pos, char (&buffe
   return {buffer, end - start};
 }
 
-// Whether the field holding the loss key at `pos` (from the last ',', ';',
-// '|', '{' or tab before it) names an evaluation: "Validation - Loss: 0.2",
-// "Epoch 3, Val Loss 0.4". Such a loss is not the training loss.
-bool evaluation_field(std::string_view s, std::size_t pos) {
-  std::size_t start = s.find_last_of(",;|{\t", pos == 0 ? 0 : pos - 1);
-  start = start == std::string_view::npos || pos == 0 ? 0 : start + 1;
+// Whether a word of s[from, to) names an evaluation.
+bool names_evaluation(std::string_view s, std::size_t from, std::size_t to, bool first_word_only) {
   static constexpr std::string_view kWords[] = {"val", "valid", "validation", "eval", "evaluation",
                                                 "test", "dev"};
-  std::size_t i = start;
-  while (i < pos) {
-    while (i < pos && !is_alpha(s[i])) ++i;
+  std::size_t i = from;
+  while (i < to) {
+    while (i < to && !is_alpha(s[i])) ++i;
     std::size_t j = i;
-    while (j < pos && is_alpha(s[j])) ++j;
+    while (j < to && is_alpha(s[j])) ++j;
     for (std::string_view w : kWords)
-      if (j - i == w.size() && iequals_at(s, i, w)) return true;
+      if (j > i && j - i == w.size() && iequals_at(s, i, w)) return true;
+    if (first_word_only && j > i) return false;
     i = j;
   }
   return false;
+}
+
+// Whether the loss key at `pos` is an evaluation's: its own field (from the
+// last ',', ';', '|', '{' or tab before it) names one ("Validation - Loss:
+// 0.2", "Epoch 3, Val Loss 0.4"), or the message opens with one
+// ("validation | loss 3.2"). Such a loss is not the training loss.
+bool evaluation_field(std::string_view s, std::size_t pos) {
+  std::size_t start = s.find_last_of(",;|{\t", pos == 0 ? 0 : pos - 1);
+  start = start == std::string_view::npos || pos == 0 ? 0 : start + 1;
+  return names_evaluation(s, start, pos, false) || names_evaluation(s, 0, pos, true);
 }
 
 std::optional<double> find_loss(std::string_view s, const KeywordSites& sites) {

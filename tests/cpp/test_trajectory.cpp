@@ -183,7 +183,8 @@ TEST(Trajectory, EvaluationLossesAreNotTrainingReadings) {
   std::string log;
   for (int step = 100; step <= 3000; step += 100) {
     log += "INFO - Step " + std::to_string(step) + ", Loss: 0.05\n";
-    if (step % 1000 == 0) log += "INFO - Validation - Loss: 0.2009, F1: 0.9989\nEpoch 3, Val Loss 0.3\n";
+    if (step % 1000 == 0)
+      log += "INFO - Validation - Loss: 0.2009, F1: 0.9989\nEpoch 3, Val Loss 0.3\nvalidation | loss 0.4\n";
   }
   Diagnosis d = diagnose_bytes(rules, log, {});
   EXPECT_EQ(d.trajectory.readings, 30u);

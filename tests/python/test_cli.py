@@ -126,3 +126,22 @@ def test_memory_stays_flat_on_a_large_file(cli, cache_env, tmp_path):
     assert json.loads(out)["class"] == "segfault"
     peak_mib = int(peak_kib) / 1024
     assert peak_mib < 64, f"gpudiag peaked at {peak_mib:.0f} MiB on a {big.stat().st_size >> 20} MiB log"
+
+
+def test_every_bundled_example_reads_as_its_index_says(cli, cache_env):
+    """The examples the README shows, healthy runs full of look-alikes among
+    them, are diagnosed as corpus/examples/index.jsonl labels them."""
+    root = EXAMPLES.parent.parent
+    rows = [json.loads(x) for x in (EXAMPLES / "index.jsonl").read_text().splitlines() if x.strip()]
+    assert any(r["id"] == "examples-healthy_lookalikes" for r in rows)
+    for row in rows:
+        args = ["diagnose", "--format", "json", str(root / row["log_path"])]
+        if row["true_exit_code"] is not None:
+            args[1:1] = ["--exit-code", str(row["true_exit_code"])]
+        doc = json.loads(run(cli, *args, env=cache_env).stdout)[0]
+        assert doc["class"] == row["class"], row["id"]
+    lookalikes = json.loads(run(cli, "diagnose", "--format", "json", "--exit-code", "0",
+                                str(EXAMPLES / "healthy_lookalikes.log"), env=cache_env).stdout)[0]
+    logged = [f for f in lookalikes["findings"] if f["reason"] == "below_severity"]
+    assert {f["class"] for f in logged} >= {"env_error", "file_not_found"}
+    assert all(f["evidence"]["severity"] == "warning" for f in logged)
