@@ -144,6 +144,24 @@ bool nccl_tag(Cursor& c, LineFields& f) {
   });
 }
 
+// srun's report on one task: "srun: error: gpu-node-01: task 3: Out Of Memory".
+bool srun_task(Cursor& c, LineFields& f) {
+  return attempt(c, [&] {
+    if (!c.eat("srun: error: ")) return false;
+    const std::size_t n = host_name_length(c.s.substr(c.pos));
+    const std::string_view host = c.s.substr(c.pos, n);
+    c.pos += n;
+    if (n == 0 || !c.eat(": task ")) return false;
+    auto rank = c.number();
+    if (!rank || !c.eat(": ")) return false;
+    f.rank = rank;
+    f.host = host;
+    f.source = "srun";
+    f.severity = Severity::error;
+    return true;
+  });
+}
+
 // pdsh: "gpu-node-03: " (a host name with a digit, then a colon and a space).
 bool pdsh_tag(Cursor& c, LineFields& f) {
   const std::size_t n = host_name_length(c.s.substr(c.pos));
@@ -377,7 +395,8 @@ LineFields read_line(std::string_view line) {
     const std::size_t before = c.pos;
     while (ansi(c)) {
     }
-    if (torchrun_tag(c, f) || (first && srun_tag(c, f)) || nccl_tag(c, f) || pdsh_tag(c, f)) {
+    if (torchrun_tag(c, f) || (first && srun_tag(c, f)) || srun_task(c, f) || nccl_tag(c, f) ||
+        pdsh_tag(c, f)) {
       first = false;
       continue;
     }

@@ -28,6 +28,11 @@ TEST(LineFields, ReadsEachLaunchersTag) {
   EXPECT_EQ(tabbed.rank, 2);
   EXPECT_EQ(tabbed.host, "gpu-node-03");
   EXPECT_EQ(tabbed.source, "train:377");
+  auto task = read_line("srun: error: gpu-node-01: task 3: Out Of Memory");
+  EXPECT_EQ(task.rank, 3);
+  EXPECT_EQ(task.host, "gpu-node-01");
+  EXPECT_EQ(task.severity, Severity::error);
+  EXPECT_EQ(task.message, "Out Of Memory");
   EXPECT_FALSE(read_line("12:30:01 starting").rank);
   EXPECT_FALSE(read_line("[2026-01-01 10:00:00] step 1").rank);
   // An exception name is not a pdsh host.
