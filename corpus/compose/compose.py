@@ -20,6 +20,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import failures as F
 import jobs as J
+import noise as N
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent
@@ -32,9 +33,14 @@ RECIPES: Dict[str, List[Callable[[random.Random], Composed]]] = {}
 G15_OVERRIDE = {"sm90": "runtime_error"}
 
 
-def recipe(cls: str):
+DRAWS: Dict[str, int] = {}  # recipe name -> logs drawn from it (default: as TARGET asks)
+
+
+def recipe(cls: str, draws: int = 0):
     def register(f):
         RECIPES.setdefault(cls, []).append(f)
+        if draws:
+            DRAWS[f.__name__] = draws
         return f
     return register
 
@@ -848,6 +854,171 @@ def hf_new_head(rng):
     return lines, 0
 
 
+# ---------------------------------------------------------------- H · real surroundings (noise.py)
+def noisy_start(rng, world, job, nodes, framework="plain"):
+    """A batch job's start as real clusters log it: banners, modules, env, NCCL at INFO, warnings."""
+    lines = N.slurm_prolog(rng, job, nodes) + N.module_loads(rng) + N.env_dump(rng)
+    if rng.random() < 0.5:
+        lines += N.pip_freeze(rng)
+    if rng.random() < 0.5:
+        lines += N.collect_env(rng)
+    lines += N.nvidia_smi(rng, min(world, 8))
+    clock = J.Clock(rng)
+    agent = rng.randint(100000, 400000)
+    pids = [agent + 60 + r for r in range(world)]
+    lines += J.torchrun_banner(clock, agent)
+    streams = [N.nccl_verbose(rng, nodes[r // 8 % len(nodes)], pids[r], r, world) +
+               J.prefix(N.harmless_warnings(rng, r), "rank", r) for r in range(world)]
+    lines += J.interleave(rng, streams)
+    if framework == "trainer":
+        lines += J.trainer_header(rng, 2000, 8, world)
+    return lines, clock, pids
+
+
+def noisy_progress(rng, epochs, colour):
+    """tqdm epochs redrawn with carriage returns, with validation lines that carry a higher loss."""
+    lines, loss = [], rng.uniform(3.0, 4.5)
+    for e in range(epochs):
+        lines.append(N.tqdm_epoch(rng, e, rng.choice([400, 1200]), loss, colour))
+        lines.append(f"INFO:__main__:epoch {e} | train loss {loss:.4f} | "
+                     f"{rng.uniform(120, 180):.1f} samples/s")
+        lines.append(f"INFO:__main__:validation | loss {loss * 1.4:.4f} | accuracy {0.5 + 0.04 * e:.3f}")
+        loss *= rng.uniform(0.8, 0.9)
+    return lines
+
+
+@recipe("healthy", draws=6)
+def noisy_slurm_torchrun(rng):
+    """8 to 32 ranks behind srun, full of lines that name errors, completing cleanly."""
+    world = rng.choice([8, 16, 32])
+    job = rng.randint(100000, 999999)
+    nodes = [f"gpu-node-{k:02d}" for k in range(1, world // 8 + 1)]
+    lines, clock, pids = noisy_start(rng, world, job, nodes)
+    lines += J.prefix(noisy_progress(rng, rng.randint(4, 8), rng.random() < 0.5), "srun", 0)
+    lines += ["0: INFO:__main__:saved checkpoint checkpoints/final.pt",
+              f"0: INFO:__main__:{rng.choice(['Training completed successfully!', 'Finished training.', 'training complete'])}",
+              f"0: [rank0]:[W302 11:20:31.092144 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been "
+              "destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call "
+              "destroy_process_group to ensure that any pending NCCL operations have finished in this process."]
+    lines += N.side_process_killed(rng, job) + N.slurm_epilog(job)
+    return lines, 0
+
+
+@recipe("healthy", draws=4)
+def noisy_lsf_single_gpu(rng):
+    """One GPU under LSF: the job's output, then LSF's report of a clean exit; no exit code given."""
+    lines = N.module_loads(rng) + N.harmless_warnings(rng, 0)
+    lines += noisy_progress(rng, rng.randint(5, 12), False)
+    lines += N.lsf_record(rng, rng.randint(10 ** 7, 10 ** 8), ok=True)
+    return lines, None
+
+
+@recipe("healthy", draws=4)
+def noisy_deepspeed(rng):
+    """The DeepSpeed launcher on one node: ds_report, launcher lines, stage-3 warnings, a clean end."""
+    world = 8
+    lines = N.ds_report(rng)
+    lines += [f"[2026-05-0{rng.randint(1, 9)} 10:00:0{r}] [INFO] [launch.py:256:main] process {4100 + r} spawned with command: "
+              f"['/opt/venvs/llm/bin/python', '-u', 'train.py', '--local_rank={r}', '--deepspeed', 'ds_z3.json']"
+              for r in range(world)]
+    lines += ["[2026-05-01 10:00:21,118] [WARNING] [stage3.py:2114:step] 1 pytorch allocator cache flushes since last "
+              "step. this happens when there is high memory pressure and is detrimental to performance. if this is "
+              "happening frequently consider adjusting settings to reduce memory consumption"]
+    lines += J.trainer_header(rng, 1500, 4, world) + J.trainer_records(rng, 1500, 50, 1500)
+    lines += ["Training completed. Do not forget to share your model on huggingface.co/models =)"]
+    lines += [f"[2026-05-01 13:41:0{r}] [INFO] [launch.py:351:main] Process {4100 + r} exits successfully."
+              for r in range(world)]
+    return lines, 0
+
+
+@recipe("healthy", draws=2)
+def noisy_pbs_pdsh(rng):
+    """pdsh fans the command out to hosts that prefix every line; PBS closes the job."""
+    hosts = [f"cn-{k:04d}" for k in rng.sample(range(100, 900), 2)]
+    lines = []
+    for r, host in enumerate(hosts):
+        lines += [f"{host}: " + x for x in J.prefix(N.harmless_warnings(rng, r), "rank", r)]
+    lines += [f"{hosts[0]}: " + x for x in J.plain_steps(rng, 2000, 50)]
+    lines += [f"{hosts[0]}: training complete: 2000 steps"]
+    lines += N.pbs_epilogue(rng, rng.randint(10 ** 6, 10 ** 7))
+    return lines, 0
+
+
+@recipe("healthy", draws=1)
+def noisy_many_megabytes(rng):
+    """A 16-rank run whose every rank echoes its progress: about ten megabytes."""
+    world = 16
+    job = rng.randint(100000, 999999)
+    lines, clock, pids = noisy_start(rng, world, job, ["gpu-node-01", "gpu-node-02"])
+    per_rank = [J.prefix(J.plain_steps(rng, 60000, 5), "rank", r) for r in range(world)]
+    lines += J.interleave(rng, per_rank)
+    lines += ["[rank0]: training complete: 60000 steps"] + N.slurm_epilog(job)
+    return lines, 0
+
+
+@recipe("timeout", draws=2)
+def lsf_run_limit(rng):
+    lines = N.module_loads(rng) + N.harmless_warnings(rng, 0) + noisy_progress(rng, rng.randint(3, 6), False)
+    lines += ["User defined signal 2"] + N.lsf_record(rng, rng.randint(10 ** 7, 10 ** 8), False,
+                                                       "TERM_RUNLIMIT: job killed after reaching LSF run time limit.", 140)
+    return lines, 140
+
+
+@recipe("timeout", draws=1)
+def pbs_walltime(rng):
+    lines = N.module_loads(rng) + noisy_progress(rng, rng.randint(3, 6), True)
+    lines += N.pbs_epilogue(rng, rng.randint(10 ** 6, 10 ** 7), "=>> PBS: job killed: walltime 86417 exceeded limit 86400")
+    return lines, None
+
+
+@recipe("cancelled", draws=2)
+def lsf_owner_kill(rng):
+    lines = ["wandb: Currently logged in as: user. Use `wandb login --relogin` to force relogin",
+             "wandb: Tracking run with wandb version 0.18.7"] + noisy_progress(rng, rng.randint(2, 5), False)
+    lines += N.lsf_record(rng, rng.randint(10 ** 7, 10 ** 8), False, "TERM_OWNER: job killed by owner.", 143)
+    return lines, 143
+
+
+@recipe("cancelled", draws=1)
+def interrupted_traceback(rng):
+    """Ctrl-C in the middle of a step: Python's traceback ends in KeyboardInterrupt."""
+    script = rng.choice(J.SCRIPTS)
+    lines = N.harmless_warnings(rng, 0) + noisy_progress(rng, 2, False)
+    lines += J.traceback(rng, J.train_frames(rng, script) + [
+        ("/opt/venvs/llm/lib/python3.11/site-packages/torch/autograd/graph.py", 825, "_engine_run_backward",
+         "return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass")],
+        ["KeyboardInterrupt"])
+    return lines, 130
+
+
+@recipe("oom_killer", draws=1)
+def side_monitor_and_real_kill(rng):
+    """The batch script's report names the training command: that kill is the cause."""
+    job = rng.randint(100000, 999999)
+    lines = N.module_loads(rng) + noisy_progress(rng, 3, False)
+    lines += [f"/var/spool/slurmd/job{job}/slurm_script: line 38: {rng.randint(20000, 90000)} Killed"
+              "                  python train.py --config configs/13b.yaml",
+              f"slurmstepd: error: Detected 1 oom_kill event in StepId={job}.batch. Some of the step tasks have been OOM Killed."]
+    return lines, 137
+
+
+@recipe("cuda_oom", draws=1)
+def pasted_oom_fragment(rng):
+    """Two lines pasted into an issue: the error and one frame, nothing else."""
+    return ["    return F.linear(input, self.weight, self.bias)",
+            f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {rng.choice([512, 1024, 2048])}.00 MiB. "
+            f"GPU 0 has a total capacity of 23.65 GiB of which {rng.randint(100, 400)}.06 MiB is free."], None
+
+
+@recipe("file_not_found", draws=1)
+def pasted_traceback_with_gap(rng):
+    """A traceback pasted with its middle cut out ('...')."""
+    script = rng.choice(J.SCRIPTS)
+    return ["Traceback (most recent call last):", f'  File "{script}", line {rng.randint(100, 500)}, in <module>',
+            "    main()", "...", '  File "/opt/venvs/llm/lib/python3.11/site-packages/datasets/load.py", line 1782, in load_dataset',
+            "FileNotFoundError: [Errno 2] No such file or directory: '/data/corpus/train-00000-of-00064.parquet'"], None
+
+
 # ---------------------------------------------------------------- unknown: real captures cut short
 def derived_unknown(n: int) -> List[Tuple[str, List[str]]]:
     """Real captured runs cut off mid-training: no failure, no completion, no exit code."""
@@ -888,10 +1059,13 @@ def main() -> int:
     rows = []
     for cls, recipes in sorted(RECIPES.items()):
         # Every recipe once; then more draws of them until the class has TARGET logs.
-        wanted = max(len(recipes), TARGET - have.get(cls, 0))
-        for k in range(wanted):
-            f = recipes[k % len(recipes)]
-            sid = f"{cls}-c{k + 1:02d}-{f.__name__ if f.__name__ != '<lambda>' else 'v' + str(k % len(recipes))}"
+        plain = [f for f in recipes if f.__name__ not in DRAWS]
+        wanted = max(len(plain), TARGET - have.get(cls, 0)) if plain else 0
+        draws = [plain[k % len(plain)] for k in range(wanted)]
+        for f in recipes:  # recipes that ask for a number of draws get exactly that many
+            draws += [f] * DRAWS.get(f.__name__, 0)
+        for k, f in enumerate(draws):
+            sid = f"{cls}-c{k + 1:02d}-{f.__name__ if f.__name__ != '<lambda>' else 'v' + str(k % max(len(plain), 1))}"
             lines, code = f(random.Random(seed_of(sid)))
             (OUT / f"{sid}.log").write_text("\n".join(lines) + "\n")
             row = {"id": sid, "class": cls, "source": "composed", "log_path": f"corpus/logs/composed/{sid}.log",
