@@ -1,5 +1,6 @@
 #include "cause_selection.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "line_fields.hpp"
@@ -93,6 +94,32 @@ std::optional<int> first_failing_rank(const std::vector<Candidate>& cs) {
   return ranks.size() < 2 ? std::nullopt : first;
 }
 
+// The job's first failure event: the earliest line among the open specific
+// causes, with the causes whose first line follows it within a few lines on
+// the same process (a traceback and its final line, `terminate called` and
+// its `what():`, a launcher's block). Between events time decides; inside
+// one, rule order.
+std::vector<std::size_t> first_event(const std::vector<Candidate>& cs) {
+  constexpr std::uint64_t kEventSpan = 40;
+  std::optional<std::size_t> first;
+  for (std::size_t i = 0; i < cs.size(); ++i)
+    if (open(cs[i]) && cs[i].tier == 0 &&
+        (!first || cs[i].evidence->first.line < cs[*first].evidence->first.line))
+      first = i;
+  std::vector<std::size_t> event;
+  if (!first) return event;
+  const Candidate& anchor = cs[*first];
+  const std::uint64_t start = anchor.evidence->first.line;
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const Candidate& c = cs[i];
+    const std::uint64_t line = c.evidence->first.line;
+    const bool same_process = c.rank == anchor.rank;  // untagged lines: the whole job
+    if (open(c) && c.tier == 0 && line >= start && line - start <= kEventSpan && same_process)
+      event.push_back(i);
+  }
+  return event;
+}
+
 }  // namespace
 
 Selection select_cause(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
@@ -107,6 +134,13 @@ Selection select_cause(const RuleSet::Impl& rules, const std::vector<RuleEvidenc
   s.first_rank = first_failing_rank(s.candidates);
   auto later_rank = [&](const Candidate& c) {
     return s.first_rank && c.rank && *c.rank != *s.first_rank;
+  };
+  // The first failure event decides among specific causes; cascades, wrappers
+  // and reaped workers only when no specific cause is open.
+  const std::vector<std::size_t> event = first_event(s.candidates);
+  if (!event.empty()) s.root = static_cast<int>(event.front());
+  auto in_event = [&](std::size_t i) {
+    return std::find(event.begin(), event.end(), i) != event.end();
   };
   for (int tier = 0; tier <= kTierReaped && s.root < 0; ++tier)
     for (std::size_t i = 0; i < s.candidates.size(); ++i) {
@@ -125,7 +159,9 @@ Selection select_cause(const RuleSet::Impl& rules, const std::vector<RuleEvidenc
     else if (c.info == root.info) c.standing = Standing::supports;
     else if (c.cascade && !root.cascade) c.standing = Standing::cascade_of_root;
     else if (c.tier >= 2) c.standing = Standing::wrapped;
-    else c.standing = c.tier == 0 && later_rank(c) ? Standing::earlier_rank : Standing::rule_order;
+    else if (c.tier == 0 && !in_event(i))
+      c.standing = later_rank(c) ? Standing::earlier_rank : Standing::earlier_event;
+    else c.standing = Standing::rule_order;
   }
   return s;
 }

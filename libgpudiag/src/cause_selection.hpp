@@ -19,6 +19,7 @@ enum class Standing {
   trained_after,       // survived: its rank went on reporting losses
   after_completion,    // a failure on the way out, after training had ended
   earlier_rank,        // set aside: another rank's failure comes earlier
+  earlier_event,       // set aside: a failure earlier in the log decided
   rule_order,          // set aside: an earlier rule of its tier decided
   wrapped,             // a generic wrapper of the cause that decided
 };
@@ -46,9 +47,10 @@ struct Selection {
 
 // Root cause over cascade: a specific cause outranks what it sets off on
 // other ranks (cascade), and both outrank a generic wrapper; between specific
-// causes on different ranks the rank the log shows failing first decides,
-// then rule order. A cause the run survived, or that came after training had
-// ended a run with a training problem, does not decide.
+// causes the earliest failure event in the log decides (one process's lines
+// within a few lines of each other are one event), and inside an event rule
+// order. A cause the run survived, or that came after training had ended a
+// run with a training problem, does not decide.
 Selection select_cause(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
                        const std::vector<ExitStatusEvidence>& exits, const Trajectory& trajectory,
                        const TrainingState& training, bool clean_exit);

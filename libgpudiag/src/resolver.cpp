@@ -114,10 +114,14 @@ struct Resolver {
           break;
         }
         case Standing::earlier_rank:
+        case Standing::earlier_event:
         case Standing::rule_order: {
           auto& x = finding("also_matched", c.info->id,
-                            c.standing == Standing::earlier_rank ? "earlier_rank" : "rule_order",
+                            c.standing == Standing::earlier_rank    ? "earlier_rank"
+                            : c.standing == Standing::earlier_event ? "earlier_event"
+                                                                    : "rule_order",
                             evidence_of(c));
+          x.root_line = root_ev.line;
           x.first_rank = selection.first_rank;
           x.root_rule = rules.rules[root.rule].id;
           break;

@@ -184,6 +184,8 @@ void word_finding(FindingFacts& x) {
                 "; " +
                 (f.reason == "earlier_rank"
                      ? "rank " + std::to_string(*x.first_rank) + "'s failure comes earlier in the log"
+                 : f.reason == "earlier_event"
+                     ? "the failure at line " + std::to_string(x.root_line) + " comes earlier in the log"
                      : x.root_rule + " comes first in rule order");
   } else if (f.kind == "exit_code") {
     const int signo = signal_of(x.exit_code).value_or(0);

@@ -27,6 +27,7 @@ struct FindingFacts {
   std::size_t readings_after = 0;    // recovered by training on
   std::optional<int> first_rank;     // also_matched by time
   std::string root_rule;             // also_matched by rule order
+  std::uint64_t root_line = 0;       // also_matched by time
   std::optional<int> exit_code;      // exit_code
   std::string description;           // context: the rule's own description
   TrajectoryShape shape = TrajectoryShape::none;  // trajectory

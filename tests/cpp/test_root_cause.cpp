@@ -328,3 +328,32 @@ TEST(Termination, StopAfterTheLossWentWrong) {
     fine += "epoch " + std::to_string(epoch) + " loss " + std::to_string(3.0 / epoch) + "\n";
   EXPECT_EQ(diagnose_text(fine + "TERM_OWNER: job killed by owner.\n", 143).cls, "cancelled");
 }
+
+// One timeline per job: between failure events the earliest decides, inside
+// one event (a traceback, `terminate called` and its `what():`) rule order.
+TEST(RootCause, EarliestFailureEventDecides) {
+  // The scheduler reports the OOM kill (the whole job, untagged); the peers
+  // then lose their connection. Rule order alone would pick NCCL.
+  const std::string oom =
+      "step 100 loss 2.1\n"
+      "slurmstepd: error: Detected 1 oom_kill event in StepId=630209.0. Some of the step tasks have been OOM Killed.\n"
+      "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+      "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.21.5\n";
+  Diagnosis d = diagnose_text(oom);
+  EXPECT_EQ(d.cls, "oom_killer");
+  const Finding* set_aside = finding(d, "also_matched");
+  ASSERT_NE(set_aside, nullptr);
+  EXPECT_EQ(set_aside->cls, "nccl");
+  EXPECT_EQ(set_aside->reason, "earlier_event");
+  // A missing file, then a crash on the way out much later: the first failure.
+  std::string later_crash = "FileNotFoundError: [Errno 2] No such file or directory: 'data/train.bin'\n";
+  for (int i = 0; i < 60; ++i) later_crash += "cleaning up worker " + std::to_string(i) + "\n";
+  later_crash += "Segmentation fault (core dumped)\n";
+  EXPECT_EQ(diagnose_text(later_crash).cls, "file_not_found");
+  // One event: the abort and the CUDA error it carries.
+  EXPECT_EQ(diagnose_text("terminate called after throwing an instance of 'c10::Error'\n"
+                          "  what():  CUDA error: an illegal memory access was encountered\n"
+                          "Aborted (core dumped)\n")
+                .cls,
+            "cuda_runtime");
+}
