@@ -2,6 +2,8 @@
 
 #include "extractor.hpp"
 #include "line_fields.hpp"
+#include "traceback_reader.hpp"
+#include "trajectory_builder.hpp"
 #include "text_util.hpp"
 
 namespace gpudiag::detail {
@@ -15,11 +17,34 @@ void record_hit(RuleEvidence& ev, const LineHit& hit) {
   ++ev.count;
 }
 
+bool EvidenceCollector::conditions_hold(unsigned rule, std::uint64_t line,
+                                        std::optional<int> rank) const {
+  const Rule& r = rules_.rules[rule];
+  if (!r.phase.empty() && trajectory_) {
+    const bool training = trajectory_->readings() > 0;
+    if ((r.phase == "training") != training) return false;
+  }
+  if (!rules_.frames[rule] && !rules_.raised_in[rule]) return true;
+  if (!tracebacks_) return false;
+  std::string_view frames = tracebacks_->frames_closed_by(line, rank);
+  if (frames.empty()) return false;
+  if (rules_.frames[rule] && !rules_.frames[rule]->find(frames)) return false;
+  if (rules_.raised_in[rule]) {
+    // The innermost frame is the traceback's last line.
+    frames.remove_suffix(1);  // its newline
+    const std::size_t nl = frames.rfind('\n');
+    if (!rules_.raised_in[rule]->find(nl == frames.npos ? frames : frames.substr(nl + 1)))
+      return false;
+  }
+  return true;
+}
+
 void EvidenceCollector::on_hit(const LineHit& hit) {
   const Rule& rule = rules_.rules[hit.rule];
   if (rule.role == Role::cause) {
-    const Severity severity = read_line(hit.text).severity;
-    if (severity != Severity::unknown && severity < rule.severity) {
+    const LineFields fields = read_line(hit.text);
+    if (!conditions_hold(hit.rule, hit.line, fields.rank)) return;
+    if (fields.severity != Severity::unknown && fields.severity < rule.severity) {
       record_hit(logged_[hit.rule], hit);
       return;
     }

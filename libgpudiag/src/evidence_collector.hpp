@@ -27,16 +27,28 @@ void record_hit(RuleEvidence& ev, const LineHit& hit);
 
 // Keeps each rule's hits; a cause rule's line below the rule's severity (an
 // INFO or WARNING line that names an error) is kept apart, as logged context.
+class TracebackReader;
+class TrajectoryBuilder;
+
+// A cause rule with conditions on its exception (frames, phase) counts a line
+// only when they hold, asked of the traceback and trajectory readers ahead of
+// it in the chain.
 class EvidenceCollector : public MatchSink {
  public:
-  explicit EvidenceCollector(const RuleSet::Impl& rules)
-      : rules_(rules), per_rule_(rules.rules.size()), logged_(rules.rules.size()) {}
+  explicit EvidenceCollector(const RuleSet::Impl& rules, const TracebackReader* tracebacks = nullptr,
+                             const TrajectoryBuilder* trajectory = nullptr)
+      : rules_(rules), tracebacks_(tracebacks), trajectory_(trajectory),
+        per_rule_(rules.rules.size()), logged_(rules.rules.size()) {}
   void on_hit(const LineHit& hit) override;
   const std::vector<RuleEvidence>& per_rule() const { return per_rule_; }
   const std::vector<RuleEvidence>& logged() const { return logged_; }
 
  private:
+  bool conditions_hold(unsigned rule, std::uint64_t line, std::optional<int> rank) const;
+
   const RuleSet::Impl& rules_;
+  const TracebackReader* tracebacks_;
+  const TrajectoryBuilder* trajectory_;
   std::vector<RuleEvidence> per_rule_;
   std::vector<RuleEvidence> logged_;
 };

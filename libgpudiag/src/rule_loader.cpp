@@ -58,7 +58,7 @@ Enum parse_enum(const Context& ctx, const std::string& s, const Enum (&values)[N
 
 constexpr Role kRoles[] = {Role::cause,      Role::context,        Role::progress,
                            Role::completion, Role::resume,         Role::resume_request,
-                           Role::launcher_report, Role::exit_status};
+                           Role::launcher_report, Role::exit_status, Role::frame};
 constexpr Severity kSeverities[] = {Severity::debug, Severity::info, Severity::warning,
                                      Severity::error, Severity::fatal};
 constexpr Outcome kOutcomes[] = {Outcome::none,         Outcome::non_finite_loss,
@@ -304,6 +304,9 @@ void validate_rule_class(const Context& ctx, Rule& rule, const Taxonomy& taxonom
     if (decides) ctx.fail("missing \"class\"");
   }
   if (rule.cascade && rule.role != Role::cause) ctx.fail("only a cause rule can be a cascade");
+  if ((!rule.frames.empty() || !rule.raised_in.empty() || !rule.phase.empty()) &&
+      rule.role != Role::cause)
+    ctx.fail("only a cause rule can have \"frames\", \"raised_in\" or \"phase\"");
   if (rule.cls.empty()) {
     if (!rule.g15.empty()) ctx.fail("\"g15\" needs a \"class\" to project");
     return;
@@ -355,7 +358,13 @@ Rule parse_rule(const std::string& file, element value, std::size_t index,
     } else if (key == "extract") rule.extract = parse_extract(ctx, v, catalog);
     else if (key == "examples") rule.examples = parse_examples(ctx, v);
     else if (key == "cascade") rule.cascade = get_bool(ctx, v, "\"cascade\"");
-    else if (key == "severity")
+    else if (key == "frames") rule.frames = get_string(ctx, v, "\"frames\"");
+    else if (key == "raised_in") rule.raised_in = get_string(ctx, v, "\"raised_in\"");
+    else if (key == "phase") {
+      rule.phase = get_string(ctx, v, "\"phase\"");
+      if (rule.phase != "setup" && rule.phase != "training")
+        ctx.fail("unknown phase \"" + rule.phase + "\" (expected setup or training)");
+    } else if (key == "severity")
       rule.severity = parse_enum(ctx, get_string(ctx, v, "\"severity\""), kSeverities, "severity");
     else ctx.fail("unknown field \"" + std::string(key) + "\"");
   }

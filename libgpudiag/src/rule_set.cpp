@@ -73,6 +73,7 @@ std::string_view to_string(Role role) {
     case Role::resume_request: return "resume_request";
     case Role::launcher_report: return "launcher_report";
     case Role::exit_status: return "exit_status";
+    case Role::frame: return "frame";
   }
   return "cause";
 }
@@ -141,6 +142,19 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
     for (const auto& e : rule.extract)
       compiled.push_back(std::make_unique<detail::Extractor>(e.name, e.regex));
     impl->extractions.push_back(std::move(compiled));
+    // A frame condition is a search, not a value: wrapped in one group so the
+    // extractor reports whether it matched.
+    auto condition = [&](const std::string& regex, const char* name) {
+      if (regex.empty()) return std::unique_ptr<detail::Extractor>();
+      auto e = std::make_unique<detail::Extractor>(name, "(" + regex + ")");
+      if (!e->problem().empty())
+        throw RuleError(rule.source, "rule " + rule.id,
+                        "\"" + std::string(name) + "\" is not a regex without capture groups: " +
+                            e->problem());
+      return e;
+    };
+    impl->frames.push_back(condition(rule.frames, "frames"));
+    impl->raised_in.push_back(condition(rule.raised_in, "raised_in"));
   }
   const detail::CompilePlan plan = detail::plan_compile(impl->rules);
   impl->digest = compile_digest(plan, impl->rules);

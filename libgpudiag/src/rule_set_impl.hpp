@@ -21,6 +21,8 @@ struct RuleSet::Impl {
   std::vector<Rule> rules;
   Taxonomy taxonomy;
   std::vector<detail::RuleExtractors> extractions;  // per rule
+  std::vector<std::unique_ptr<detail::Extractor>> frames;     // per rule: its "frames" condition, or null
+  std::vector<std::unique_ptr<detail::Extractor>> raised_in;  // per rule: its "raised_in" condition, or null
   std::vector<unsigned> pattern_rule;  // Hyperscan expression id -> rule index
   HsDatabase db;                  // streaming, every pattern
   HsDatabase confirm_db;          // block mode: full forms of confirmed patterns, or null

@@ -6,6 +6,7 @@
 #include "launcher_report_reader.hpp"
 #include "line_scanner.hpp"
 #include "resolver.hpp"
+#include "traceback_reader.hpp"
 #include "trajectory_builder.hpp"
 
 namespace gpudiag {
@@ -24,10 +25,12 @@ const char* last_newline(std::string_view s) {
 struct Stream::Impl {
   std::shared_ptr<const RuleSet> rules;
   DiagnoseOptions options;
-  detail::EvidenceCollector collector;
   // Hits travel scanner -> launcher -> exit statuses -> trajectory ->
-  // collector; the trajectory builder drops progress hits whose line holds no
-  // reading.
+  // tracebacks -> collector; the trajectory builder drops progress hits whose
+  // line holds no reading, and the collector asks the two readers before it
+  // about the exception a cause line closes.
+  detail::TracebackReader tracebacks;
+  detail::EvidenceCollector collector;
   detail::TrajectoryBuilder trajectory;
   detail::ExitStatusReader exits;
   detail::LauncherReportReader launcher;
@@ -38,8 +41,9 @@ struct Stream::Impl {
   Impl(std::shared_ptr<const RuleSet> r, DiagnoseOptions o)
       : rules(std::move(r)),
         options(o),
-        collector(rules->impl()),
-        trajectory(rules->impl(), &collector),
+        tracebacks(rules->impl(), &collector),
+        collector(rules->impl(), &tracebacks, &trajectory),
+        trajectory(rules->impl(), &tracebacks),
         exits(rules->impl(), &trajectory),
         launcher(rules->impl(), &exits),
         scanner(rules->impl(), launcher, options.text_cap) {

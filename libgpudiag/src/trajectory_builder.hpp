@@ -38,6 +38,7 @@ class TrajectoryBuilder : public MatchSink {
   // Whether the line held a training-loss reading of the rank being followed.
   bool add_line(std::string_view text, std::uint64_t line);
   Trajectory finish() const;  // the series with its shape
+  std::uint64_t readings() const { return t_.readings; }  // so far
 
  private:
   void add(const ProgressReading& r, std::uint64_t line);

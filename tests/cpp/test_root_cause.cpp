@@ -357,3 +357,35 @@ TEST(RootCause, EarliestFailureEventDecides) {
                 .cls,
             "cuda_runtime");
 }
+
+// Exceptions as objects: a rule can ask which code raised the exception a
+// line closes, and whether training had begun.
+TEST(Exceptions, DecidedByTheFrameThatRaisedItAndThePhase) {
+  auto traceback = [](const std::string& innermost) {
+    return "Traceback (most recent call last):\n"
+           "  File \"/work/finetune.py\", line 120, in <module>\n"
+           "    trainer.train()\n"
+           "  File \"/opt/venv/lib/python3.11/site-packages/transformers/trainer.py\", line 2052, in train\n"
+           "    return inner_training_loop(\n" +
+           innermost + "ValueError: the learning-rate schedule needs a known number of steps\n";
+  };
+  const std::string by_trainer =
+      "  File \"/opt/venv/lib/python3.11/site-packages/transformers/trainer.py\", line 1008, in "
+      "create_scheduler\n    raise ValueError(\n";
+  const std::string by_user = "  File \"/work/data.py\", line 12, in __len__\n    raise ValueError(\n";
+  // The framework's setup code rejected the configuration.
+  EXPECT_EQ(diagnose_text(traceback(by_trainer), 1).cls, "config_error");
+  // Raised by the user's own code, through the same Trainer: not a configuration error.
+  EXPECT_NE(diagnose_text(traceback(by_user), 1).cls, "config_error");
+  // Raised by the framework after training had begun: not setup.
+  EXPECT_NE(diagnose_text("step 10 loss 2.5\nstep 20 loss 2.4\n" + traceback(by_trainer), 1).cls,
+            "config_error");
+  // Behind rank prefixes, the traceback is read per rank.
+  std::string ranked;
+  std::string tb = traceback(by_trainer);
+  for (std::size_t pos = 0, next; pos < tb.size(); pos = next + 1) {
+    next = tb.find('\n', pos);
+    ranked += "[rank1]: " + tb.substr(pos, next - pos) + "\n";
+  }
+  EXPECT_EQ(diagnose_text(ranked, 1).cls, "config_error");
+}

@@ -115,6 +115,10 @@ TEST(RuleErrors, EachProblemIsNamed) {
       {R"({"id": "r", "class": "segfault", "patterns": ["{{nowhere}}"]})", "which no \"define\" declares"},
       {R"({"id": "r", "role": "exit_status", "patterns": ["x"]})", "must extract \"exit_code\" or \"signal\""},
       {R"({"id": "r", "class": "segfault", "patterns": ["x"], "examples": {"match": [3]}})", "each \"match\" example"},
+      {R"({"id": "r", "class": "segfault", "patterns": ["x"], "phase": "later"})", "unknown phase"},
+      {R"({"id": "r", "class": "segfault", "patterns": ["x"], "severity": "loud"})", "unknown severity"},
+      {R"({"id": "r", "role": "frame", "patterns": ["x"], "raised_in": "y"})", "only a cause rule"},
+      {R"({"id": "r", "class": "segfault", "patterns": ["x"], "frames": "(a"})", "\"frames\" is not a regex"},
   };
   for (const auto& c : cases) {
     auto e = load_error(file_with(c.rule));

@@ -24,6 +24,7 @@ enum class Role {
   // A launcher's or shell's report of a process's exit status: the class is
   // the one whose card claims the signal (extract "exit_code" or "signal").
   exit_status,
+  frame,  // a Python traceback's frame line: read into the traceback it belongs to
 };
 std::string_view to_string(Role role);
 
@@ -67,6 +68,14 @@ struct Rule {
   // the line states none; below it (an INFO line naming an error, a caught
   // exception logged as a warning) it is context.
   Severity severity = Severity::error;
+  // Conditions on the exception a cause line closes (see TracebackReader):
+  // one of its traceback's frames ("path in function") matches `frames`, a
+  // PCRE regex; the frame that raised it (the innermost) matches `raised_in`;
+  // `phase` is "setup" (no loss reading came before the line) or "training"
+  // (one did). Empty: no condition.
+  std::string frames;
+  std::string raised_in;
+  std::string phase;
   std::vector<Pattern> patterns;
   std::vector<Extraction> extract;
   std::vector<Example> examples;

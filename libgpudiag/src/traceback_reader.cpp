@@ -1,0 +1,48 @@
+#include "traceback_reader.hpp"
+
+#include "line_fields.hpp"
+
+namespace gpudiag::detail {
+namespace {
+
+// Lines between a traceback's last frame and its exception line: the frame's
+// code, Python 3.11's ^^^ markers, a chained exception's banner.
+constexpr std::uint64_t kGap = 8;
+constexpr std::size_t kMaxFrames = 16 * 1024;  // bytes kept per open traceback
+
+// `File "path", line N, in function` -> "path in function".
+std::string frame_of(std::string_view message) {
+  const std::size_t open = message.find('"');
+  const std::size_t close = open == std::string_view::npos ? open : message.find('"', open + 1);
+  if (close == std::string_view::npos) return std::string(message);
+  std::string out(message.substr(open + 1, close - open - 1));
+  const std::size_t in = message.rfind(", in ");
+  if (in != std::string_view::npos && in > close) out.append(" in ").append(message.substr(in + 5));
+  return out;
+}
+
+}  // namespace
+
+void TracebackReader::on_hit(const LineHit& hit) {
+  if (rules_.rules[hit.rule].role == Role::frame) {
+    const LineFields f = read_line(hit.text);
+    Open& o = by_rank_[f.rank.value_or(-1)];
+    if (o.last_line == 0 || hit.line > o.last_line + kGap) {
+      o.frames.clear();
+      o.first_line = hit.line;
+    }
+    if (o.frames.size() < kMaxFrames) o.frames.append(frame_of(f.message)).push_back('\n');
+    o.last_line = hit.line;
+  }
+  if (next_) next_->on_hit(hit);
+}
+
+std::string_view TracebackReader::frames_closed_by(std::uint64_t line, std::optional<int> rank) const {
+  auto it = by_rank_.find(rank.value_or(-1));
+  if (it == by_rank_.end()) return {};
+  const Open& o = it->second;
+  if (line <= o.last_line || line > o.last_line + kGap) return {};
+  return o.frames;
+}
+
+}  // namespace gpudiag::detail
