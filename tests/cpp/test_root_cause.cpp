@@ -389,3 +389,32 @@ TEST(Exceptions, DecidedByTheFrameThatRaisedItAndThePhase) {
   }
   EXPECT_EQ(diagnose_text(ranked, 1).cls, "config_error");
 }
+
+TEST(Exceptions, HubClientAndDatasetLibraryErrorsWhateverTheirWording) {
+  const std::string hub =
+      "Traceback (most recent call last):\n"
+      "  File \"/work/train.py\", line 10, in <module>\n"
+      "    tok = AutoTokenizer.from_pretrained(name)\n"
+      "  File \"/opt/venv/lib/python3.11/site-packages/transformers/utils/hub.py\", line 403, in cached_file\n"
+      "    resolved_file = hf_hub_download(\n"
+      "  File \"/opt/venv/lib/python3.11/site-packages/requests/adapters.py\", line 700, in send\n"
+      "    raise ConnectTimeout(e, request=request)\n"
+      "requests.exceptions.ConnectTimeout: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', "
+      "port=443): Max retries exceeded\"), '(Request ID: 1)')\n";
+  EXPECT_EQ(diagnose_text(hub, 1).cls, "asset_error");
+  // The same error type away from the hub client is not an asset error.
+  std::string elsewhere = hub;
+  elsewhere.replace(elsewhere.find("transformers/utils/hub.py"), 25, "wandb/sdk/internal/sender.py");
+  EXPECT_NE(diagnose_text(elsewhere, 1).cls, "asset_error");
+
+  const std::string column =
+      "Traceback (most recent call last):\n"
+      "  File \"/work/train.py\", line 30, in <module>\n"
+      "    texts = ds[\"text\"]\n"
+      "  File \"/opt/venv/lib/python3.11/site-packages/datasets/arrow_dataset.py\", line 2762, in __getitem__\n"
+      "    return self._getitem(key)\n"
+      "  File \"/opt/venv/lib/python3.11/site-packages/datasets/formatting/formatting.py\", line 587, in _check_valid_column_key\n"
+      "    raise KeyError(f\"Column {key} not in the dataset. Current columns in the dataset: {columns}\")\n"
+      "KeyError: \"Column text not in the dataset. Current columns in the dataset: ['prompt']\"\n";
+  EXPECT_EQ(diagnose_text(column, 1).cls, "data_error");
+}
