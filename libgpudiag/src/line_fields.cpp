@@ -386,7 +386,7 @@ void decoration(Cursor& c) {
 
 }  // namespace
 
-LineFields read_line(std::string_view line) {
+LineFields read_line(std::string_view line, Depth depth) {
   LineFields f;
   Cursor c{line};
   // Launcher prefixes come first and nest: "0: [rank0]: host:1:2 [0] NCCL INFO".
@@ -401,6 +401,11 @@ LineFields read_line(std::string_view line) {
       continue;
     }
     if (c.pos == before) break;
+  }
+  if (depth == Depth::launcher) {
+    f.message_offset = c.pos;
+    f.message = line.substr(c.pos);
+    return f;
   }
   // Then the logging prefix: timestamp, level, logger, in the orders libraries use.
   for (int guard = 0; guard < 6 && !c.at_end(); ++guard) {

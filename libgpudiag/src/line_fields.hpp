@@ -28,6 +28,11 @@ struct LineFields {
   std::string_view message;  // the line from message_offset on
 };
 
-LineFields read_line(std::string_view line);
+// How far to read: `launcher` stops after the rank and host tags (what a
+// reader needs to drop other ranks' copies of a line cheaply); its message is
+// the rest of the line.
+enum class Depth { launcher, full };
+
+LineFields read_line(std::string_view line, Depth depth = Depth::full);
 
 }  // namespace gpudiag::detail

@@ -247,9 +247,14 @@ void TrajectoryBuilder::on_hit(const LineHit& hit) {
 }
 
 bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line) {
-  const LineFields tag = read_line(text);
   // Every rank prints the same run; once one is followed, the others' lines
-  // are not read at all, which is most of a multi-rank log's progress lines.
+  // are not read at all, which is most of a multi-rank log's progress lines:
+  // their launcher tag alone says so.
+  if (rank_chosen_) {
+    const std::optional<int> tagged = read_line(text, Depth::launcher).rank;
+    if (tagged && tagged != rank_) return false;
+  }
+  const LineFields tag = read_line(text);
   if (rank_chosen_ && tag.rank != rank_) return false;
   text = tag.message;
   bool read = false;
