@@ -418,3 +418,18 @@ TEST(Exceptions, HubClientAndDatasetLibraryErrorsWhateverTheirWording) {
       "KeyError: \"Column text not in the dataset. Current columns in the dataset: ['prompt']\"\n";
   EXPECT_EQ(diagnose_text(column, 1).cls, "data_error");
 }
+
+// NCCL reports its own failures at WARN level; the rules that read them say so.
+TEST(LineReading, NcclWarnLinesAreNcclsErrors) {
+  EXPECT_EQ(diagnose_text("step 10 loss 2.0\ngpu-node-03:41872:41901 [3] include/alloc.h:103 NCCL WARN Cuda "
+                          "failure 2 'out of memory'\n",
+                          1)
+                .cls,
+            "cuda_oom");
+  // srun's and bash's reports of an abort, behind their prefixes.
+  EXPECT_EQ(diagnose_text("srun: error: gpu-node-01: task 3: Aborted\n").cls, "native_abort");
+  EXPECT_EQ(diagnose_text("/var/spool/slurmd/job7/slurm_script: line 12: 4242 Aborted                 (core dumped) "
+                          "python train.py\n")
+                .cls,
+            "native_abort");
+}
