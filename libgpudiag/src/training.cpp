@@ -10,8 +10,10 @@ namespace {
 std::optional<double> number(const std::map<std::string, std::string>& values, const char* name) {
   auto it = values.find(name);
   if (it == values.end()) return std::nullopt;
+  std::string digits = it->second;  // "2,000" as printed with a thousands separator
+  digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
   try {
-    return std::stod(it->second);
+    return std::stod(digits);
   } catch (...) {
     return std::nullopt;
   }
@@ -69,6 +71,40 @@ Outcome training_problem(const Taxonomy& taxonomy, const TrainingState& s, const
 
 }  // namespace
 
+// Whether the run reached the length it planned: a milestone line that states
+// its own total ("Step 5000/ 5000"), or one (or the trajectory's last step)
+// that reaches the length a plan line stated ("max_epochs=100", "Total
+// optimization steps = 2,000"). Returns the line that shows it, or 0.
+std::uint64_t reached_planned_length(const RuleSet::Impl& rules,
+                                     const std::vector<RuleEvidence>& per_rule, const Trajectory& t) {
+  std::optional<double> planned_epochs, planned_steps, reached_epochs, reached_steps;
+  std::uint64_t epochs_line = 0, steps_line = 0, stated_line = 0;
+  for (unsigned i = 0; i < rules.rules.size(); ++i) {
+    const Role role = rules.rules[i].role;
+    const RuleEvidence& e = per_rule[i];
+    if (e.count == 0 || (role != Role::plan && role != Role::milestone)) continue;
+    const Evidence ev = make_evidence(rules, i, e, e.count > 1 ? e.last : e.first);
+    auto epochs = number(ev.values, "epochs"), steps = number(ev.values, "steps");
+    if (role == Role::plan) {
+      if (epochs) planned_epochs = epochs;
+      if (steps) planned_steps = steps;
+      continue;
+    }
+    if (epochs && (!reached_epochs || *epochs >= *reached_epochs)) reached_epochs = epochs, epochs_line = ev.line;
+    if (steps && (!reached_steps || *steps >= *reached_steps)) reached_steps = steps, steps_line = ev.line;
+    if (auto of = number(ev.values, "of"); of && *of > 0 && (epochs.value_or(0) >= *of || steps.value_or(0) >= *of))
+      stated_line = std::max(stated_line, ev.line);
+  }
+  if (t.max_step && (!reached_steps || static_cast<double>(*t.max_step) > *reached_steps)) {
+    reached_steps = static_cast<double>(*t.max_step);
+    steps_line = t.last ? t.last->line : 0;
+  }
+  std::uint64_t line = stated_line;
+  if (planned_epochs && reached_epochs && *reached_epochs >= *planned_epochs) line = std::max(line, epochs_line);
+  if (planned_steps && reached_steps && *reached_steps >= *planned_steps) line = std::max(line, steps_line);
+  return line;
+}
+
 TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
                             const Trajectory& trajectory, std::optional<int> exit_code) {
   TrainingState s;
@@ -86,6 +122,14 @@ TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEv
         if (s.resume_request_rule < 0) s.resume_request_rule = static_cast<int>(i);
         break;
       default: break;
+    }
+  }
+  // The run reached the length it planned: evidence of its end, even where no
+  // line announces it.
+  if (!s.completed) {
+    if (const std::uint64_t line = reached_planned_length(rules, per_rule, trajectory)) {
+      s.completed = true;
+      s.completion_line = line;
     }
   }
   // The process ended by itself after training progressed: that is the end of

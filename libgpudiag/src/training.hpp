@@ -14,7 +14,8 @@ namespace gpudiag::detail {
 // say about the training itself, whatever ended the run.
 struct TrainingState {
   // Completed: a completion line (a framework's end of fit, a scheduler's
-  // success record), or an exit status of 0 after training progressed.
+  // success record), progress that reached the run's planned length, or an
+  // exit status of 0 after training progressed.
   bool completed = false;
   std::uint64_t completion_line = 0;  // the last completion line, or the last reading
   bool resume_requested = false, resume_loaded = false;

@@ -433,3 +433,24 @@ TEST(LineReading, NcclWarnLinesAreNcclsErrors) {
                 .cls,
             "native_abort");
 }
+
+// Progress that reached the run's planned length is evidence of completion.
+TEST(Completion, ProgressThatReachedThePlannedLength) {
+  std::string mm = "runner = dict(type='EpochBasedRunner', max_epochs=3)\n";
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    for (int it = 100; it <= 500; it += 100)
+      mm += "2022-10-09 06:31:00,973 - mmcls - INFO - Epoch [" + std::to_string(epoch) + "][" +
+            std::to_string(it) + "/500]\tlr: 1.000e-04, loss: " + std::to_string(2.0 / (epoch * it / 100.0)) + "\n";
+    mm += "2022-10-09 06:31:23,787 - mmcls - INFO - Saving checkpoint at " + std::to_string(epoch) + " epochs\n";
+  }
+  EXPECT_EQ(diagnose_text(mm).cls, "healthy");
+  // One epoch short of the plan: no evidence the run ended.
+  EXPECT_EQ(diagnose_text(mm.substr(0, mm.rfind("2022-10-09 06:31:00,973 - mmcls - INFO - Epoch [3][500/500]"))).cls,
+            "unknown");
+  // A step counter that states its own total.
+  std::string nmt;
+  for (int step = 500; step <= 5000; step += 500)
+    nmt += "[2025-09-21 09:28:23,321 INFO] Step " + std::to_string(step) + "/ 5000; acc:  98.62; ppl:  1.11\n";
+  EXPECT_EQ(diagnose_text(nmt).cls, "healthy");
+  EXPECT_EQ(diagnose_text(nmt.substr(0, nmt.find("Step 5000"))).cls, "unknown");
+}

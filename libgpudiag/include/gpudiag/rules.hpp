@@ -25,6 +25,8 @@ enum class Role {
   // the one whose card claims the signal (extract "exit_code" or "signal").
   exit_status,
   frame,  // a Python traceback's frame line: read into the traceback it belongs to
+  plan,       // the run's planned length (extract "epochs" or "steps")
+  milestone,  // how far the run got ("epochs", "steps", and "of" when the line states the total)
 };
 std::string_view to_string(Role role);
 
