@@ -454,3 +454,32 @@ TEST(Completion, ProgressThatReachedThePlannedLength) {
   EXPECT_EQ(diagnose_text(nmt).cls, "healthy");
   EXPECT_EQ(diagnose_text(nmt.substr(0, nmt.find("Step 5000"))).cls, "unknown");
 }
+
+TEST(Exceptions, CheckpointLoadersAndCudaInitialisation) {
+  const std::string header =
+      "Traceback (most recent call last):\n"
+      "  File \"/work/train.py\", line 44, in <module>\n"
+      "    model = AutoModelForCausalLM.from_pretrained(path)\n";
+  const std::string ckpt =
+      header +
+      "  File \"/opt/venv/lib/python3.11/site-packages/transformers/modeling_utils.py\", line 4014, in "
+      "_load_pretrained_model\n    state_dict = load_state_dict(shard_file)\n"
+      "  File \"/opt/venv/lib/python3.11/site-packages/safetensors/torch.py\", line 311, in load_file\n"
+      "    with safe_open(filename, framework=\"pt\", device=device) as f:\n"
+      "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge\n";
+  EXPECT_EQ(diagnose_text(ckpt, 1).cls, "checkpoint_load_error");
+  const std::string cuda =
+      "Traceback (most recent call last):\n"
+      "  File \"/work/train.py\", line 12, in <module>\n"
+      "    model.cuda()\n"
+      "  File \"/opt/venv/lib/python3.11/site-packages/torch/cuda/__init__.py\", line 319, in _lazy_init\n"
+      "    torch._C._cuda_init()\n"
+      "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 804: forward compatibility was "
+      "attempted on non supported HW\n";
+  EXPECT_EQ(diagnose_text(cuda, 1).cls, "env_error");
+  // The same RuntimeError raised in the training step is not an environment error.
+  std::string step = cuda;
+  step.replace(step.find("torch/cuda/__init__.py\", line 319, in _lazy_init"), 48,
+               "torch/nn/modules/module.py\", line 1775, in _call_impl");
+  EXPECT_NE(diagnose_text(step, 1).cls, "env_error");
+}
