@@ -41,6 +41,7 @@ bool EvidenceCollector::conditions_hold(unsigned rule, std::uint64_t line,
 
 void EvidenceCollector::on_hit(const LineHit& hit) {
   const Rule& rule = rules_.rules[hit.rule];
+  if (rules_.unless[hit.rule] && rules_.unless[hit.rule]->find(hit.text)) return;
   if (rule.role == Role::cause) {
     const LineFields fields = read_line(hit.text);
     if (!conditions_hold(hit.rule, hit.line, fields.rank)) return;

@@ -361,6 +361,7 @@ Rule parse_rule(const std::string& file, element value, std::size_t index,
     else if (key == "cascade") rule.cascade = get_bool(ctx, v, "\"cascade\"");
     else if (key == "frames") rule.frames = get_string(ctx, v, "\"frames\"");
     else if (key == "raised_in") rule.raised_in = get_string(ctx, v, "\"raised_in\"");
+    else if (key == "unless") rule.unless = get_string(ctx, v, "\"unless\"");
     else if (key == "phase") {
       rule.phase = get_string(ctx, v, "\"phase\"");
       if (rule.phase != "setup" && rule.phase != "training")

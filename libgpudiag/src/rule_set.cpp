@@ -157,6 +157,7 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
     };
     impl->frames.push_back(condition(rule.frames, "frames"));
     impl->raised_in.push_back(condition(rule.raised_in, "raised_in"));
+    impl->unless.push_back(condition(rule.unless, "unless"));
   }
   const detail::CompilePlan plan = detail::plan_compile(impl->rules);
   impl->digest = compile_digest(plan, impl->rules);
@@ -215,7 +216,7 @@ std::vector<RuleSet::ExampleFailure> RuleSet::check_examples() const {
       auto fail = [&](const std::string& what) {
         failures.push_back({rules[r].source, rules[r].id, what + ": " + ex.line});
       };
-      const bool hit = hits.rules.count(r) > 0;
+      const bool hit = hits.rules.count(r) > 0 && !(impl_->unless[r] && impl_->unless[r]->find(ex.line));
       if (ex.match && !hit) fail("a \"match\" example does not match");
       if (!ex.match && hit) fail("a \"no_match\" example matches");
       if (!ex.match || !hit) continue;

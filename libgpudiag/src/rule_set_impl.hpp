@@ -23,6 +23,7 @@ struct RuleSet::Impl {
   std::vector<detail::RuleExtractors> extractions;  // per rule
   std::vector<std::unique_ptr<detail::Extractor>> frames;     // per rule: its "frames" condition, or null
   std::vector<std::unique_ptr<detail::Extractor>> raised_in;  // per rule: its "raised_in" condition, or null
+  std::vector<std::unique_ptr<detail::Extractor>> unless;     // per rule: its "unless" filter, or null
   std::vector<unsigned> pattern_rule;  // Hyperscan expression id -> rule index
   HsDatabase db;                  // streaming, every pattern
   HsDatabase confirm_db;          // block mode: full forms of confirmed patterns, or null

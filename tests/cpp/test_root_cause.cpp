@@ -96,10 +96,8 @@ TEST(RootCause, EarliestRankDecidesBetweenSpecificCauses) {
   const std::string log =
       "[rank0]: step 10 loss 3.2\n"
       "[rank3]: FileNotFoundError: [Errno 2] No such file or directory: '/data/shard-0003.bin'\n"
-      "[rank0]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote "
-      "process exited or there was a network error, NCCL version 2.21.5\n"
-      "[rank0]: ncclRemoteError: A call failed possibly due to a network error or a remote process "
-      "exiting prematurely.\n";
+      "[rank0]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
+      "system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n";
   Diagnosis d = diagnose_text(log);
   EXPECT_EQ(d.cls, "file_not_found");
   ASSERT_FALSE(d.evidence.empty());
@@ -109,12 +107,15 @@ TEST(RootCause, EarliestRankDecidesBetweenSpecificCauses) {
   EXPECT_EQ(other->cls, "nccl");
   EXPECT_NE(other->message.find("rank 3's failure comes earlier"), std::string::npos) << other->message;
 
-  // On one rank, rule order still decides: the more specific class wins.
-  Diagnosis same = diagnose_text(
+  // Inside one event, rule order decides: the more specific class wins.
+  Diagnosis same = diagnose_text("[rank0]: RuntimeError: CUDA error: out of memory\n");
+  EXPECT_EQ(same.cls, "cuda_oom");
+  // And a peer-loss symptom on the same rank is a consequence, not a rival.
+  Diagnosis lost = diagnose_text(
       "[rank0]: FileNotFoundError: [Errno 2] No such file or directory: '/data/shard-0003.bin'\n"
       "[rank0]: ncclRemoteError: A call failed possibly due to a network error or a remote process "
       "exiting prematurely.\n");
-  EXPECT_EQ(same.cls, "nccl");
+  EXPECT_EQ(lost.cls, "file_not_found");
 }
 
 namespace {
@@ -338,13 +339,25 @@ TEST(RootCause, EarliestFailureEventDecides) {
       "step 100 loss 2.1\n"
       "slurmstepd: error: Detected 1 oom_kill event in StepId=630209.0. Some of the step tasks have been OOM Killed.\n"
       "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
-      "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.21.5\n";
+      "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n";
   Diagnosis d = diagnose_text(oom);
   EXPECT_EQ(d.cls, "oom_killer");
   const Finding* set_aside = finding(d, "also_matched");
   ASSERT_NE(set_aside, nullptr);
   EXPECT_EQ(set_aside->cls, "nccl");
   EXPECT_EQ(set_aside->reason, "earlier_event");
+  // A peer-loss symptom (the remote process exited) is a consequence of the
+  // failure, wherever it falls, and decides only when nothing else does.
+  const std::string peer_lost =
+      "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+      "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.21.5\n";
+  Diagnosis before = diagnose_text("step 100 loss 2.1\n" + peer_lost +
+                                   "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n");
+  EXPECT_EQ(before.cls, "cuda_oom");
+  const Finding* cascade = finding(before, "cascade");
+  ASSERT_NE(cascade, nullptr);
+  EXPECT_EQ(cascade->cls, "nccl");
+  EXPECT_EQ(diagnose_text(peer_lost).cls, "nccl");
   // A missing file, then a crash on the way out much later: the first failure.
   std::string later_crash = "FileNotFoundError: [Errno 2] No such file or directory: 'data/train.bin'\n";
   for (int i = 0; i < 60; ++i) later_crash += "cleaning up worker " + std::to_string(i) + "\n";

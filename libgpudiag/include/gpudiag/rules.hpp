@@ -78,6 +78,9 @@ struct Rule {
   std::string frames;
   std::string raised_in;
   std::string phase;
+  // A line the patterns matched that also matches this PCRE regex is not the
+  // rule's (a more specific rule reads it): Sigma's filter.
+  std::string unless;
   std::vector<Pattern> patterns;
   std::vector<Extraction> extract;
   std::vector<Example> examples;
