@@ -33,6 +33,11 @@ std::string behaviour(const ClassInfo& c) {
     if (c.signal_exit_stop) sig += " (a launcher's report: how a worker stopped, outranked by any failure)";
     add(sig);
   }
+  if (!c.exit_codes.empty()) {
+    std::string codes = "exit statuses";
+    for (int n : c.exit_codes) codes.append(" ").append(std::to_string(n));
+    add(codes);
+  }
   if (c.tier == Tier::wrapper) add("wrapper: any specific cause outranks it");
   if (c.survivable) add("survivable");
   if (c.stall) add("says whether training had stalled");

@@ -147,6 +147,7 @@ void bind_rules(py::module_& m) {
       .def_readonly("rerun_note", &ClassInfo::rerun_note)
       .def_readonly("cannot_decide", &ClassInfo::cannot_decide)
       .def_property_readonly("exit_signals", [](const ClassInfo& c) { return py::tuple(py::cast(c.exit_signals)); })
+      .def_property_readonly("exit_codes", [](const ClassInfo& c) { return py::tuple(py::cast(c.exit_codes)); })
       .def_readonly("signal_exit_cascade", &ClassInfo::signal_exit_cascade)
       .def_readonly("signal_exit_stop", &ClassInfo::signal_exit_stop)
       .def_readonly("stop", &ClassInfo::stop)

@@ -306,7 +306,9 @@ struct Resolver {
     set_aside_findings();
 
     const std::optional<int> signo = signal_of(scan.exit_code);
-    const ClassInfo* exit_class = signo ? taxonomy.for_signal(*signo) : nullptr;
+    const ClassInfo* exit_class = signo                                   ? taxonomy.for_signal(*signo)
+                                  : scan.exit_code && *scan.exit_code > 0 ? taxonomy.for_exit_code(*scan.exit_code)
+                                                                          : nullptr;
     const bool failed_after_completion =
         std::any_of(selection.candidates.begin(), selection.candidates.end(),
                     [](const Candidate& c) { return c.standing == Standing::after_completion; });

@@ -109,6 +109,16 @@ void parse_behaviour(const Context& ctx, element value, ClassInfo& c) {
           ctx.fail("\"exit_signals\" holds signal numbers from 1 to 64");
         c.exit_signals.push_back(static_cast<int>(signo));
       }
+    } else if (key == "exit_codes") {
+      array items;
+      if (v.get_array().get(items)) ctx.fail("\"exit_codes\" must be an array of exit statuses");
+      for (element item : items) {
+        int64_t code = 0;
+        // 128+N and negative statuses are signals: "exit_signals" claims those.
+        if (item.get_int64().get(code) || code <= 0 || code > 128)
+          ctx.fail("\"exit_codes\" holds plain exit statuses from 1 to 128");
+        c.exit_codes.push_back(static_cast<int>(code));
+      }
     } else if (key == "signal_exit_stop") {
       c.signal_exit_stop = get_bool(ctx, v, "\"signal_exit_stop\"");
     } else if (key == "signal_exit_cascade") {
@@ -175,7 +185,7 @@ void validate_taxonomy(const Taxonomy& t) {
   std::set<std::string> families;
   for (const auto& f : t.families) families.insert(f.id);
   std::set<Outcome> outcomes;
-  std::set<int> signals;
+  std::set<int> signals, codes;
   for (const auto& c : t.classes) {
     Context ctx{c.source, "class " + c.id};
     if (!families.count(c.family))
@@ -193,6 +203,9 @@ void validate_taxonomy(const Taxonomy& t) {
     for (int signo : c.exit_signals)
       if (!signals.insert(signo).second)
         ctx.fail("signal " + std::to_string(signo) + " already points to another class");
+    for (int code : c.exit_codes)
+      if (!codes.insert(code).second)
+        ctx.fail("exit status " + std::to_string(code) + " already points to another class");
   }
   if (!t.for_outcome(Outcome::undetermined))
     throw RuleError("", "", "no class has outcome \"undetermined\": the taxonomy needs one for "

@@ -40,6 +40,13 @@ const ClassInfo* Taxonomy::for_signal(int signo) const {
   return it == classes.end() ? nullptr : &*it;
 }
 
+const ClassInfo* Taxonomy::for_exit_code(int code) const {
+  auto it = std::find_if(classes.begin(), classes.end(), [&](const auto& c) {
+    return std::find(c.exit_codes.begin(), c.exit_codes.end(), code) != c.exit_codes.end();
+  });
+  return it == classes.end() ? nullptr : &*it;
+}
+
 bool Taxonomy::is_g15(std::string_view id) const {
   return std::find(g15.begin(), g15.end(), id) != g15.end();
 }

@@ -188,9 +188,7 @@ void word_finding(FindingFacts& x) {
                      ? "the failure at line " + std::to_string(x.root_line) + " comes earlier in the log"
                      : x.root_rule + " comes first in rule order");
   } else if (f.kind == "exit_code") {
-    const int signo = signal_of(x.exit_code).value_or(0);
-    f.message = "exit code " + std::to_string(*x.exit_code) + " (" +
-                std::string(signal_name(signo)) + ") alone would suggest " + f.cls +
+    f.message = describe_exit(*x.exit_code) + " alone would suggest " + f.cls +
                 "; the log's evidence was preferred";
   } else if (f.kind == "stop") {
     f.message = at + " says how the job was stopped; the loss had already gone wrong before it, which is the cause";
@@ -235,8 +233,10 @@ Verdict build_verdict(const Diagnosis& d, const VerdictFacts& facts) {
   v.cannot_decide.push_back(sentence(info.cannot_decide));
   if (facts.exit_reading == ExitReading::alone)
     v.cannot_decide.push_back(
-        "Who sent the signal: the exit code is the only evidence, and a scheduler or a user can "
-        "send it too.");
+        signal_of(d.exit_code).has_value()
+            ? "Who sent the signal: the exit code is the only evidence, and a scheduler or a user can "
+              "send it too."
+            : "What failed: the exit status is the only evidence, and other programs exit with it too.");
   const bool rests_on_training = info.outcome == Outcome::completed ||
                                  info.outcome == Outcome::too_few_steps ||
                                  info.outcome == Outcome::resume_without_load;

@@ -104,6 +104,7 @@ class ClassInfo:
     rerun_note: str
     cannot_decide: str
     exit_signals: Tuple[int, ...]
+    exit_codes: Tuple[int, ...]
     signal_exit_cascade: bool
     signal_exit_stop: bool
     stop: bool

@@ -168,7 +168,10 @@ TEST(ExitCode, SignalAloneDecidesWithLowConfidence) {
     const char* cls;
   } cases[] = {{-9, "oom_killer"}, {137, "oom_killer"}, {-11, "segfault"}, {139, "segfault"},
                {-6, "native_abort"}, {134, "native_abort"}, {-7, "bus_error"}, {135, "bus_error"},
-               {-8, "segfault"}, {136, "segfault"}};
+               {-8, "segfault"}, {136, "segfault"},
+               // Stops from outside, a scheduler's limit warnings, a usage error.
+               {130, "cancelled"}, {143, "cancelled"}, {-15, "cancelled"}, {140, "timeout"},
+               {152, "timeout"}, {2, "config_error"}};
   for (const auto& c : cases) {
     Diagnosis d = diagnose_text("loading data\n", c.code);
     EXPECT_EQ(d.cls, c.cls) << c.code;

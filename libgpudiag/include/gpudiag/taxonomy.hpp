@@ -46,6 +46,7 @@ struct ClassInfo {
 
   // Behaviour.
   std::vector<int> exit_signals;     // signals whose exit points to this class
+  std::vector<int> exit_codes;       // plain exit statuses that do (2: a usage error)
   bool signal_exit_cascade = false;  // a launcher reporting such an exit is usually a consequence
   // A launcher's report of such an exit tells how a worker was stopped (it
   // reaps the others with it once one failed), not why: any failure in
@@ -79,6 +80,7 @@ class Taxonomy {
   const ClassInfo* find(std::string_view id) const;  // nullptr when unknown
   const ClassInfo* for_outcome(Outcome outcome) const;  // nullptr when no class has it
   const ClassInfo* for_signal(int signo) const;         // nullptr when no class claims it
+  const ClassInfo* for_exit_code(int code) const;       // a plain status; nullptr likewise
   bool is_g15(std::string_view id) const;
 };
 
