@@ -43,8 +43,14 @@ void EvidenceCollector::on_hit(const LineHit& hit) {
   const Rule& rule = rules_.rules[hit.rule];
   if (rules_.unless[hit.rule] && rules_.unless[hit.rule]->find(hit.text)) return;
   if (rule.role == Role::cause) {
-    const LineFields fields = read_line(hit.text);
+    LineFields fields = read_line(hit.text);
     if (!conditions_hold(hit.rule, hit.line, fields.rank)) return;
+    // The second line of a Python warning is still the warning, unless a
+    // traceback starts there.
+    if (fields.severity == Severity::unknown && tracebacks_ &&
+        tracebacks_->continues_warning(hit.line, fields.rank) &&
+        fields.message.substr(0, 9) != "Traceback")
+      fields.severity = Severity::warning;
     if (fields.severity != Severity::unknown && fields.severity < rule.severity) {
       record_hit(logged_[hit.rule], hit);
       return;

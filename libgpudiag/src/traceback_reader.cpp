@@ -24,6 +24,8 @@ std::string frame_of(std::string_view message) {
 }  // namespace
 
 void TracebackReader::on_hit(const LineHit& hit) {
+  if (rules_.rules[hit.rule].role == Role::warning)
+    warning_line_[read_line(hit.text, Depth::launcher).rank.value_or(-1)] = hit.line;
   if (rules_.rules[hit.rule].role == Role::frame) {
     const LineFields f = read_line(hit.text);
     Open& o = by_rank_[f.rank.value_or(-1)];
@@ -35,6 +37,11 @@ void TracebackReader::on_hit(const LineHit& hit) {
     o.last_line = hit.line;
   }
   if (next_) next_->on_hit(hit);
+}
+
+bool TracebackReader::continues_warning(std::uint64_t line, std::optional<int> rank) const {
+  auto it = warning_line_.find(rank.value_or(-1));
+  return it != warning_line_.end() && it->second + 1 == line;
 }
 
 std::string_view TracebackReader::frames_closed_by(std::uint64_t line, std::optional<int> rank) const {

@@ -15,6 +15,8 @@ namespace gpudiag::detail {
 // which `frame` rules flag) per process, so that a cause rule can ask which
 // modules the exception it matched passed through: the traceback that a line
 // closes is the run of frames that ends a few lines above it on its rank.
+// It also remembers where each process's last Python warning began (`warning`
+// rules), whose message the next line may continue.
 class TracebackReader : public MatchSink {
  public:
   explicit TracebackReader(const RuleSet::Impl& rules, MatchSink* next = nullptr)
@@ -23,6 +25,8 @@ class TracebackReader : public MatchSink {
   // "path in function" per line, for the traceback a line at `line` on `rank`
   // closes; empty when no traceback ends just above it.
   std::string_view frames_closed_by(std::uint64_t line, std::optional<int> rank) const;
+  // Whether a Python warning began on the line just before `line` on `rank`.
+  bool continues_warning(std::uint64_t line, std::optional<int> rank) const;
 
  private:
   struct Open {
@@ -32,6 +36,7 @@ class TracebackReader : public MatchSink {
   const RuleSet::Impl& rules_;
   MatchSink* next_;
   std::map<int, Open> by_rank_;  // -1: untagged lines
+  std::map<int, std::uint64_t> warning_line_;  // per rank: where its last warning began
 };
 
 }  // namespace gpudiag::detail

@@ -496,3 +496,24 @@ TEST(Exceptions, CheckpointLoadersAndCudaInitialisation) {
                "torch/nn/modules/module.py\", line 1775, in _call_impl");
   EXPECT_NE(diagnose_text(step, 1).cls, "env_error");
 }
+
+// A Python warning whose message goes on to the next line: that line is the
+// warning's too.
+TEST(LineReading, AWarningsSecondLineIsTheWarning) {
+  std::string log =
+      "/opt/venv/lib/python3.11/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image "
+      "Python extension:\n"
+      "libc10_cuda.so: cannot open shared object file: No such file or directory\n"
+      "  warn(\n";
+  for (int step = 10; step <= 300; step += 10)
+    log += "step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  Diagnosis d = diagnose_text(log, 0);
+  EXPECT_EQ(d.cls, "healthy");
+  const Finding* logged = finding(d, "context");
+  ASSERT_NE(logged, nullptr);
+  EXPECT_EQ(logged->reason, "below_severity");
+  // The same line standing alone is an error.
+  EXPECT_EQ(diagnose_text("OSError: libc10_cuda.so: cannot open shared object file: No such file or directory\n", 1)
+                .cls,
+            "env_error");
+}
