@@ -46,13 +46,6 @@ po::variables_map parse(const std::vector<std::string>& args, const po::options_
   return vm;
 }
 
-std::shared_ptr<const RuleSet> load_rules(const po::variables_map& vm) {
-  CacheOptions cache;
-  cache.enabled = !vm.count("no-cache");
-  if (vm.count("rules")) return RuleSet::load_dir(vm["rules"].as<std::string>(), cache);
-  return RuleSet::builtin(cache);
-}
-
 bool want_color(const std::string& mode) {
   if (mode == "always") return true;
   if (mode == "never") return false;
@@ -143,13 +136,8 @@ int run_diagnose(const std::vector<std::string>& args) {
     std::cerr << "gpudiag diagnose: no FILE given (use '-' to read standard input)\n";
     return kUsage;
   }
-  std::shared_ptr<const RuleSet> rules;
-  try {
-    rules = load_rules(vm);
-  } catch (const RuleError& e) {
-    std::cerr << "gpudiag: " << e.what() << "\n";
-    return kUsage;
-  }
+  const std::shared_ptr<const RuleSet> rules = load_rules(vm);
+  if (!rules) return kUsage;
 
   DiagnoseOptions options;
   if (vm.count("exit-code")) options.exit_code = vm["exit-code"].as<int>();
@@ -287,13 +275,8 @@ int run_rules(const std::vector<std::string>& args) {
     std::cerr << "gpudiag rules list: --format must be text or json\n";
     return kUsage;
   }
-  std::shared_ptr<const RuleSet> rules;
-  try {
-    rules = load_rules(vm);
-  } catch (const RuleError& e) {
-    std::cerr << "gpudiag: " << e.what() << "\n";
-    return kUsage;
-  }
+  const std::shared_ptr<const RuleSet> rules = load_rules(vm);
+  if (!rules) return kUsage;
   if (format == "json") {
     list_rules_json(*rules);
     return kOk;
@@ -306,6 +289,18 @@ int run_rules(const std::vector<std::string>& args) {
                 r.cls.empty() ? "(per line)" : r.cls.c_str(), std::string(to_string(r.role)).c_str(),
                 r.cls.empty() ? "-" : r.g15.c_str());
   return kOk;
+}
+
+std::shared_ptr<const RuleSet> load_rules(const po::variables_map& vm) {
+  CacheOptions cache;
+  cache.enabled = !vm.count("no-cache");
+  try {
+    if (vm.count("rules")) return RuleSet::load_dir(vm["rules"].as<std::string>(), cache);
+    return RuleSet::builtin(cache);
+  } catch (const RuleError& e) {
+    std::cerr << "gpudiag: " << e.what() << "\n";
+    return nullptr;
+  }
 }
 
 }  // namespace gpudiag::cli

@@ -117,15 +117,8 @@ int run_taxonomy(const std::vector<std::string>& args) {
     std::cerr << "gpudiag taxonomy: --format must be text, json or markdown, not '" << format << "'\n";
     return kUsage;
   }
-  std::shared_ptr<const RuleSet> rules;
-  try {
-    CacheOptions cache;
-    rules = vm.count("rules") ? RuleSet::load_dir(vm["rules"].as<std::string>(), cache)
-                              : RuleSet::builtin(cache);
-  } catch (const RuleError& e) {
-    std::cerr << "gpudiag: " << e.what() << "\n";
-    return kUsage;
-  }
+  const std::shared_ptr<const RuleSet> rules = load_rules(vm);
+  if (!rules) return kUsage;
   const Taxonomy& t = rules->taxonomy();
   if (format == "markdown") print_markdown(t);
   else if (format == "json") print_json(t);

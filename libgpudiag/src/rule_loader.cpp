@@ -96,29 +96,31 @@ std::string expand(const Context& ctx, std::string_view text, const Catalog& cat
 
 // ---- class cards -------------------------------------------------------------
 
+// An array of whole numbers from lo to hi, or a failure naming what they are.
+std::vector<int> get_ints(const Context& ctx, element v, const char* key, int lo, int hi,
+                          const char* what) {
+  const std::string problem = "\"" + std::string(key) + "\" holds " + what + " from " +
+                              std::to_string(lo) + " to " + std::to_string(hi);
+  array items;
+  if (v.get_array().get(items)) ctx.fail(problem);
+  std::vector<int> out;
+  for (element item : items) {
+    int64_t n = 0;
+    if (item.get_int64().get(n) || n < lo || n > hi) ctx.fail(problem);
+    out.push_back(static_cast<int>(n));
+  }
+  return out;
+}
+
 void parse_behaviour(const Context& ctx, element value, ClassInfo& c) {
   object fields;
   if (value.get_object().get(fields)) ctx.fail("\"behaviour\" must be an object");
   for (auto [key, v] : fields) {
     if (key == "exit_signals") {
-      array items;
-      if (v.get_array().get(items)) ctx.fail("\"exit_signals\" must be an array of signal numbers");
-      for (element item : items) {
-        int64_t signo = 0;
-        if (item.get_int64().get(signo) || signo <= 0 || signo >= 65)
-          ctx.fail("\"exit_signals\" holds signal numbers from 1 to 64");
-        c.exit_signals.push_back(static_cast<int>(signo));
-      }
+      c.exit_signals = get_ints(ctx, v, "exit_signals", 1, 64, "signal numbers");
     } else if (key == "exit_codes") {
-      array items;
-      if (v.get_array().get(items)) ctx.fail("\"exit_codes\" must be an array of exit statuses");
-      for (element item : items) {
-        int64_t code = 0;
-        // 128+N and negative statuses are signals: "exit_signals" claims those.
-        if (item.get_int64().get(code) || code <= 0 || code > 128)
-          ctx.fail("\"exit_codes\" holds plain exit statuses from 1 to 128");
-        c.exit_codes.push_back(static_cast<int>(code));
-      }
+      // 128+N and negative statuses are signals: "exit_signals" claims those.
+      c.exit_codes = get_ints(ctx, v, "exit_codes", 1, 128, "plain exit statuses");
     } else if (key == "signal_exit_stop") {
       c.signal_exit_stop = get_bool(ctx, v, "\"signal_exit_stop\"");
     } else if (key == "signal_exit_cascade") {

@@ -29,10 +29,7 @@ void TracebackReader::on_hit(const LineHit& hit) {
   if (rules_.rules[hit.rule].role == Role::frame) {
     const LineFields f = read_line(hit.text);
     Open& o = by_rank_[f.rank.value_or(-1)];
-    if (o.last_line == 0 || hit.line > o.last_line + kGap) {
-      o.frames.clear();
-      o.first_line = hit.line;
-    }
+    if (o.last_line == 0 || hit.line > o.last_line + kGap) o.frames.clear();
     if (o.frames.size() < kMaxFrames) o.frames.append(frame_of(f.message)).push_back('\n');
     o.last_line = hit.line;
   }

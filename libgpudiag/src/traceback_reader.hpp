@@ -31,7 +31,7 @@ class TracebackReader : public MatchSink {
  private:
   struct Open {
     std::string frames;
-    std::uint64_t first_line = 0, last_line = 0;
+    std::uint64_t last_line = 0;
   };
   const RuleSet::Impl& rules_;
   MatchSink* next_;

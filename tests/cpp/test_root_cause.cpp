@@ -230,8 +230,7 @@ TEST(LineReading, LoggedWarningsAreContextNotCause) {
       "No such file or directory: 'ldconfig'\n"
       "gpu-node-03:1234:1300 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal "
       "network plugin.\n";
-  for (int step = 10; step <= 300; step += 10)
-    log += "step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  log += falling_run(300);
   Diagnosis d = diagnose_text(log, 0);
   EXPECT_EQ(d.cls, "healthy");
   const Finding* logged = finding(d, "context");
@@ -247,9 +246,7 @@ TEST(LineReading, LoggedWarningsAreContextNotCause) {
 
 // A completion line behind a logging prefix and decoration is still read.
 TEST(LineReading, CompletionBehindLoggingPrefixes) {
-  std::string log;
-  for (int step = 10; step <= 300; step += 10)
-    log += "INFO:__main__:step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  const std::string log = falling_run(300, 10, "INFO:__main__:");
   EXPECT_EQ(diagnose_text(log + "INFO:__main__:\xe2\x9c\x85 Training completed successfully!\n").cls, "healthy");
   EXPECT_EQ(diagnose_text(log + "2025-10-02 14:29:20,764 - INFO - [__main__] - \xf0\x9f\x8e\x89 === Training "
                                 "Complete ===\n").cls,
@@ -260,9 +257,7 @@ TEST(LineReading, CompletionBehindLoggingPrefixes) {
 // long while (more than an output buffer's worth of readings) was survived.
 TEST(LineReading, AnyCauseIsSurvivedWhenTrainingGoesOn) {
   std::string log = "step 1 loss 3.0\nAssertionError: batch was empty\n";
-  std::string after;
-  for (int step = 10; step <= 400; step += 10)
-    after += "step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  const std::string after = falling_run(400);
   Diagnosis d = diagnose_text(log + after);
   EXPECT_NE(d.cls, "assertion");
   const Finding* recovered = finding(d, "recovered");
@@ -305,9 +300,7 @@ TEST(Termination, SchedulersAndStopsFromOutside) {
                 .cls,
             "traceback");
   // LSF's success record is a completion.
-  std::string done;
-  for (int step = 10; step <= 300; step += 10)
-    done += "step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  const std::string done = falling_run(300);
   EXPECT_EQ(diagnose_text(done + "Successfully completed.\n").cls, "healthy");
 }
 
@@ -505,8 +498,7 @@ TEST(LineReading, AWarningsSecondLineIsTheWarning) {
       "Python extension:\n"
       "libc10_cuda.so: cannot open shared object file: No such file or directory\n"
       "  warn(\n";
-  for (int step = 10; step <= 300; step += 10)
-    log += "step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  log += falling_run(300);
   Diagnosis d = diagnose_text(log, 0);
   EXPECT_EQ(d.cls, "healthy");
   const Finding* logged = finding(d, "context");

@@ -45,6 +45,15 @@ inline std::shared_ptr<const RuleSet> shipped_rules() {
   return rules;
 }
 
+// A training run whose loss falls as 3/step, one line per `every` steps up to
+// `last`, each line behind `prefix`.
+inline std::string falling_run(int last, int every = 10, const std::string& prefix = "") {
+  std::string log;
+  for (int step = every; step <= last; step += every)
+    log += prefix + "step " + std::to_string(step) + " loss " + std::to_string(3.0 / step) + "\n";
+  return log;
+}
+
 inline Diagnosis diagnose_text(const std::string& log, std::optional<int> exit_code = {},
                                std::size_t chunk_size = 1 << 20) {
   DiagnoseOptions o;
