@@ -10,6 +10,13 @@ namespace {
 
 std::uint64_t last_line(const RuleEvidence& e) { return e.count > 1 ? e.last.line : e.first.line; }
 
+// When a cause's first line happened: where its event (the traceback it
+// closes) began.
+std::uint64_t began(const Candidate& c) {
+  const RecordedHit& h = c.evidence->first;
+  return h.event != 0 ? h.event : h.line;
+}
+
 std::vector<Candidate> gather(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
                               const std::vector<ExitStatusEvidence>& exits) {
   std::vector<Candidate> out;
@@ -86,35 +93,33 @@ std::optional<int> first_failing_rank(const std::vector<Candidate>& cs) {
   for (const auto& c : cs) {
     if (!open(c) || c.tier != 0 || !c.rank) continue;
     ranks.insert(*c.rank);
-    if (!first || c.evidence->first.line < earliest) {
+    if (!first || began(c) < earliest) {
       first = c.rank;
-      earliest = c.evidence->first.line;
+      earliest = began(c);
     }
   }
   return ranks.size() < 2 ? std::nullopt : first;
 }
 
-// The job's first failure event: the earliest line among the open specific
-// causes, with the causes whose first line follows it within a few lines on
-// the same process (a traceback and its final line, `terminate called` and
-// its `what():`, a launcher's block). Between events time decides; inside
-// one, rule order.
+// The job's first failure event: the earliest-beginning open specific cause,
+// with the causes of the same process that belong to the same traceback or
+// begin within a few lines after it (`terminate called` and its `what():`,
+// a launcher's block). Between events time decides; inside one, rule order.
 std::vector<std::size_t> first_event(const std::vector<Candidate>& cs) {
   constexpr std::uint64_t kEventSpan = 40;
   std::optional<std::size_t> first;
   for (std::size_t i = 0; i < cs.size(); ++i)
-    if (open(cs[i]) && cs[i].tier == 0 &&
-        (!first || cs[i].evidence->first.line < cs[*first].evidence->first.line))
+    if (open(cs[i]) && cs[i].tier == 0 && (!first || began(cs[i]) < began(cs[*first])))
       first = i;
   std::vector<std::size_t> event;
   if (!first) return event;
   const Candidate& anchor = cs[*first];
-  const std::uint64_t start = anchor.evidence->first.line;
+  const std::uint64_t start = began(anchor);
   for (std::size_t i = 0; i < cs.size(); ++i) {
     const Candidate& c = cs[i];
-    const std::uint64_t line = c.evidence->first.line;
+    const std::uint64_t at = began(c);
     const bool same_process = c.rank == anchor.rank;  // untagged lines: the whole job
-    if (open(c) && c.tier == 0 && line >= start && line - start <= kEventSpan && same_process)
+    if (open(c) && c.tier == 0 && at >= start && at - start <= kEventSpan && same_process)
       event.push_back(i);
   }
   return event;

@@ -8,9 +8,10 @@
 
 namespace gpudiag::detail {
 
-void record_hit(RuleEvidence& ev, const LineHit& hit) {
+void record_hit(RuleEvidence& ev, const LineHit& hit, std::uint64_t event) {
   RecordedHit& slot = ev.count == 0 ? ev.first : ev.last;
   slot.line = hit.line;
+  slot.event = event != 0 ? event : hit.line;
   slot.offset = hit.offset;
   slot.text.assign(hit.text);  // validated once, when it becomes evidence
   slot.truncated = hit.truncated;
@@ -18,16 +19,16 @@ void record_hit(RuleEvidence& ev, const LineHit& hit) {
 }
 
 bool EvidenceCollector::conditions_hold(unsigned rule, std::uint64_t line,
-                                        std::optional<int> rank) const {
+                                        const std::optional<PythonException>& exception) const {
   const Rule& r = rules_.rules[rule];
   if (!r.phase.empty() && trajectory_) {
     const bool training = trajectory_->readings() > 0;
     if ((r.phase == "training") != training) return false;
   }
   if (!rules_.frames[rule] && !rules_.raised_in[rule]) return true;
-  if (!tracebacks_) return false;
-  std::string_view frames = tracebacks_->frames_closed_by(line, rank);
-  if (frames.empty()) return false;
+  // The frames asked of are those of the traceback the line closes.
+  if (!exception || exception->frames.empty() || line <= exception->last) return false;
+  std::string_view frames = exception->frames;
   if (rules_.frames[rule] && !rules_.frames[rule]->find(frames)) return false;
   if (rules_.raised_in[rule]) {
     // The innermost frame is the traceback's last line.
@@ -42,9 +43,11 @@ bool EvidenceCollector::conditions_hold(unsigned rule, std::uint64_t line,
 void EvidenceCollector::on_hit(const LineHit& hit) {
   const Rule& rule = rules_.rules[hit.rule];
   if (rules_.unless[hit.rule] && rules_.unless[hit.rule]->find(hit.text)) return;
+  std::optional<PythonException> exception;
   if (rule.role == Role::cause) {
     LineFields fields = read_line(hit.text);
-    if (!conditions_hold(hit.rule, hit.line, fields.rank)) return;
+    if (tracebacks_) exception = tracebacks_->exception_at(hit.line, fields.rank);
+    if (!conditions_hold(hit.rule, hit.line, exception)) return;
     // The second line of a Python warning is still the warning, unless a
     // traceback starts there.
     if (fields.severity == Severity::unknown && tracebacks_ &&
@@ -56,7 +59,7 @@ void EvidenceCollector::on_hit(const LineHit& hit) {
       return;
     }
   }
-  record_hit(per_rule_[hit.rule], hit);
+  record_hit(per_rule_[hit.rule], hit, exception ? exception->start : 0);
 }
 
 Evidence make_evidence(const RuleSet::Impl& rules, unsigned rule, const RuleEvidence& ev,

@@ -7,11 +7,15 @@
 #include "gpudiag/diagnosis.hpp"
 #include "match_sink.hpp"
 #include "rule_set_impl.hpp"
+#include "traceback_reader.hpp"
 
 namespace gpudiag::detail {
 
 struct RecordedHit {
   std::uint64_t line = 0, offset = 0;
+  // Where the event the line belongs to began: the first line of the Python
+  // traceback it closes or lies in; else the line itself.
+  std::uint64_t event = 0;
   std::string text;  // raw bytes of the line (or its excerpt)
   bool truncated = false;
 };
@@ -22,12 +26,12 @@ struct RuleEvidence {
   RecordedHit first, last;
 };
 
-// Counts a hit and keeps it as the first or (so far) last one.
-void record_hit(RuleEvidence& ev, const LineHit& hit);
+// Counts a hit and keeps it as the first or (so far) last one; `event`: where
+// its event began (0: at the line itself).
+void record_hit(RuleEvidence& ev, const LineHit& hit, std::uint64_t event = 0);
 
 // Keeps each rule's hits; a cause rule's line below the rule's severity (an
 // INFO or WARNING line that names an error) is kept apart, as logged context.
-class TracebackReader;
 class TrajectoryBuilder;
 
 // A cause rule with conditions on its exception (frames, phase) counts a line
@@ -44,7 +48,8 @@ class EvidenceCollector : public MatchSink {
   const std::vector<RuleEvidence>& logged() const { return logged_; }
 
  private:
-  bool conditions_hold(unsigned rule, std::uint64_t line, std::optional<int> rank) const;
+  bool conditions_hold(unsigned rule, std::uint64_t line,
+                       const std::optional<PythonException>& exception) const;
 
   const RuleSet::Impl& rules_;
   const TracebackReader* tracebacks_;

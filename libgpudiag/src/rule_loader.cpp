@@ -59,7 +59,8 @@ Enum parse_enum(const Context& ctx, const std::string& s, const Enum (&values)[N
 constexpr Role kRoles[] = {Role::cause,      Role::context,        Role::progress,
                            Role::completion, Role::resume,         Role::resume_request,
                            Role::launcher_report, Role::exit_status, Role::frame,
-                           Role::warning,    Role::plan,           Role::milestone};
+                           Role::traceback_start, Role::warning, Role::plan,
+                           Role::milestone};
 constexpr Severity kSeverities[] = {Severity::debug, Severity::info, Severity::warning,
                                      Severity::error, Severity::fatal};
 constexpr Outcome kOutcomes[] = {Outcome::none,         Outcome::non_finite_loss,

@@ -74,6 +74,7 @@ std::string_view to_string(Role role) {
     case Role::launcher_report: return "launcher_report";
     case Role::exit_status: return "exit_status";
     case Role::frame: return "frame";
+    case Role::traceback_start: return "traceback_start";
     case Role::warning: return "warning";
     case Role::plan: return "plan";
     case Role::milestone: return "milestone";

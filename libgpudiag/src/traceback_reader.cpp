@@ -5,8 +5,9 @@
 namespace gpudiag::detail {
 namespace {
 
-// Lines between a traceback's last frame and its exception line: the frame's
-// code, Python 3.11's ^^^ markers, a chained exception's banner.
+// Lines between two lines of one traceback, or between its last frame and
+// the exception line: the frame's code, Python 3.11's ^^^ markers, a chained
+// exception's banner and blank lines.
 constexpr std::uint64_t kGap = 8;
 constexpr std::size_t kMaxFrames = 16 * 1024;  // bytes kept per open traceback
 
@@ -23,15 +24,27 @@ std::string frame_of(std::string_view message) {
 
 }  // namespace
 
+// The traceback a line of `rank` belongs to: the open one when the line
+// follows it closely (a next frame, a chained exception), else a new one.
+TracebackReader::Open& TracebackReader::extend(std::optional<int> rank, std::uint64_t line) {
+  Open& o = by_rank_[rank.value_or(-1)];
+  if (o.last_line == 0 || line > o.last_line + kGap) {
+    o.start = line;
+    o.frames.clear();
+  }
+  o.last_line = line;
+  return o;
+}
+
 void TracebackReader::on_hit(const LineHit& hit) {
-  if (rules_.rules[hit.rule].role == Role::warning)
+  const Role role = rules_.rules[hit.rule].role;
+  if (role == Role::warning)
     warning_line_[read_line(hit.text, Depth::launcher).rank.value_or(-1)] = hit.line;
-  if (rules_.rules[hit.rule].role == Role::frame) {
+  if (role == Role::traceback_start) extend(read_line(hit.text, Depth::launcher).rank, hit.line);
+  if (role == Role::frame) {
     const LineFields f = read_line(hit.text);
-    Open& o = by_rank_[f.rank.value_or(-1)];
-    if (o.last_line == 0 || hit.line > o.last_line + kGap) o.frames.clear();
+    Open& o = extend(f.rank, hit.line);
     if (o.frames.size() < kMaxFrames) o.frames.append(frame_of(f.message)).push_back('\n');
-    o.last_line = hit.line;
   }
   if (next_) next_->on_hit(hit);
 }
@@ -41,12 +54,13 @@ bool TracebackReader::continues_warning(std::uint64_t line, std::optional<int> r
   return it != warning_line_.end() && it->second + 1 == line;
 }
 
-std::string_view TracebackReader::frames_closed_by(std::uint64_t line, std::optional<int> rank) const {
+std::optional<PythonException> TracebackReader::exception_at(std::uint64_t line,
+                                                             std::optional<int> rank) const {
   auto it = by_rank_.find(rank.value_or(-1));
-  if (it == by_rank_.end()) return {};
+  if (it == by_rank_.end()) return std::nullopt;
   const Open& o = it->second;
-  if (line <= o.last_line || line > o.last_line + kGap) return {};
-  return o.frames;
+  if (o.last_line == 0 || line < o.start || line > o.last_line + kGap) return std::nullopt;
+  return PythonException{o.start, o.last_line, o.frames};
 }
 
 }  // namespace gpudiag::detail

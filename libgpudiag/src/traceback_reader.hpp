@@ -11,10 +11,23 @@
 
 namespace gpudiag::detail {
 
-// Groups the frame lines of Python tracebacks (`File "path", line N, in f`,
-// which `frame` rules flag) per process, so that a cause rule can ask which
-// modules the exception it matched passed through: the traceback that a line
-// closes is the run of frames that ends a few lines above it on its rank.
+// A Python exception as its traceback shows it: where the traceback began
+// (its `Traceback (most recent call last):`, or its first frame when the log
+// holds only a piece of it; a chained exception's banner continues it) and
+// the frames it passed through, one "path in function" per line, innermost
+// last. The exception's type and message are on the line that closes it,
+// which the cause rules read.
+struct PythonException {
+  std::uint64_t start = 0;
+  std::uint64_t last = 0;  // its last header, banner or frame line
+  std::string_view frames;
+};
+
+// Groups the lines of Python tracebacks per process (`traceback_start` and
+// `frame` rules flag them), so that a cause rule can ask which modules the
+// exception it matched passed through, and the resolver can date the
+// exception from where its traceback began: the traceback that a line closes
+// is the one whose last line lies a few lines above it on its rank.
 // It also remembers where each process's last Python warning began (`warning`
 // rules), whose message the next line may continue.
 class TracebackReader : public MatchSink {
@@ -22,17 +35,20 @@ class TracebackReader : public MatchSink {
   explicit TracebackReader(const RuleSet::Impl& rules, MatchSink* next = nullptr)
       : rules_(rules), next_(next) {}
   void on_hit(const LineHit& hit) override;
-  // "path in function" per line, for the traceback a line at `line` on `rank`
-  // closes; empty when no traceback ends just above it.
-  std::string_view frames_closed_by(std::uint64_t line, std::optional<int> rank) const;
+  // The exception a line at `line` on `rank` closes or lies inside; none
+  // when no traceback of that process is open there.
+  std::optional<PythonException> exception_at(std::uint64_t line, std::optional<int> rank) const;
   // Whether a Python warning began on the line just before `line` on `rank`.
   bool continues_warning(std::uint64_t line, std::optional<int> rank) const;
 
  private:
   struct Open {
+    std::uint64_t start = 0;
     std::string frames;
-    std::uint64_t last_line = 0;
+    std::uint64_t last_line = 0;  // its last header, banner or frame
   };
+  Open& extend(std::optional<int> rank, std::uint64_t line);
+
   const RuleSet::Impl& rules_;
   MatchSink* next_;
   std::map<int, Open> by_rank_;  // -1: untagged lines

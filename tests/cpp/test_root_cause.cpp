@@ -364,6 +364,51 @@ TEST(RootCause, EarliestFailureEventDecides) {
             "cuda_runtime");
 }
 
+// A deep traceback: `frames` frames of `prefix`, each with its code line.
+std::string deep_frames(const std::string& prefix, int frames) {
+  std::string out;
+  for (int i = 0; i < frames; ++i)
+    out += prefix + "  File \"/w/model.py\", line " + std::to_string(i + 10) + ", in forward\n" +
+           prefix + "    return self.block(x)\n";
+  return out;
+}
+
+TEST(RootCause, AnExceptionDatesFromItsTraceback) {
+  // Rank 1's traceback began first; rank 0's error line comes while rank 1's
+  // is still printing. The exception is as old as its traceback.
+  const std::string interleaved =
+      "step 100 loss 2.1\n"
+      "[rank1]: Traceback (most recent call last):\n" + deep_frames("[rank1]: ", 20) +
+      "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n" +
+      deep_frames("[rank1]: ", 10) +
+      "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n";
+  Diagnosis d = diagnose_text(interleaved);
+  EXPECT_EQ(d.cls, "cuda_runtime");
+  const Finding* later = finding(d, "also_matched");
+  ASSERT_NE(later, nullptr);
+  EXPECT_EQ(later->cls, "cuda_oom");
+  EXPECT_EQ(later->reason, "earlier_rank");
+  // A frame line and the final line of one long traceback are one event,
+  // however far apart: inside it, rule order (the allocation failed while
+  // a checkpoint was read).
+  const std::string one_event =
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/venv/lib/python3.11/site-packages/torch/serialization.py\", line 1025, in load\n"
+      "    return _load(opened_zipfile, map_location, pickle_module)\n" +
+      deep_frames("", 30) +
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n";
+  EXPECT_EQ(diagnose_text(one_event).cls, "cuda_oom");
+  // A chained exception continues the event its first traceback began.
+  const std::string chained =
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/venv/lib/python3.11/site-packages/torch/serialization.py\", line 1025, in load\n" +
+      deep_frames("", 25) +
+      "KeyError: 'model'\n\nDuring handling of the above exception, another exception occurred:\n\n"
+      "Traceback (most recent call last):\n" + deep_frames("", 5) +
+      "RuntimeError: CUDA error: device-side assert triggered\n";
+  EXPECT_EQ(diagnose_text(chained).cls, "cuda_runtime");
+}
+
 // Exceptions as objects: a rule can ask which code raised the exception a
 // line closes, and whether training had begun.
 TEST(Exceptions, DecidedByTheFrameThatRaisedItAndThePhase) {

@@ -25,6 +25,9 @@ enum class Role {
   // the one whose card claims the signal (extract "exit_code" or "signal").
   exit_status,
   frame,  // a Python traceback's frame line: read into the traceback it belongs to
+  // A Python traceback's first line, or a chained exception's banner: where
+  // the exception's event begins.
+  traceback_start,
   warning,    // a Python warning's first line: the line after it continues it
   plan,       // the run's planned length (extract "epochs" or "steps")
   milestone,  // how far the run got ("epochs", "steps", and "of" when the line states the total)
