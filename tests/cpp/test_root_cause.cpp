@@ -441,6 +441,29 @@ TEST(Exceptions, DecidedByTheFrameThatRaisedItAndThePhase) {
   EXPECT_EQ(diagnose_text(ranked, 1).cls, "config_error");
 }
 
+TEST(Exceptions, ConfigurationChecksThatAssert) {
+  // DeepSpeed and Megatron validate their configuration with assert: raised
+  // there, before training, an AssertionError is a rejected configuration.
+  const std::string deepspeed =
+      "Traceback (most recent call last):\n"
+      "  File \"/work/train.py\", line 40, in <module>\n"
+      "    engine, _, _, _ = deepspeed.initialize(model=model, config=cfg)\n"
+      "  File \"/opt/venv/lib/python3.11/site-packages/deepspeed/runtime/config.py\", line 696, in _batch_assertion\n"
+      "    assert train_batch == micro_batch * grad_acc * self.world_size, (\n"
+      "AssertionError: Check batch related parameters. train_batch_size is not equal to "
+      "micro_batch_per_gpu * gradient_acc_step * world_size 64 != 8 * 1 * 4\n";
+  EXPECT_EQ(diagnose_text(deepspeed, 1).cls, "config_error");
+  std::string in_model = deepspeed;
+  in_model.replace(in_model.find("deepspeed/runtime/config.py"), 27, "my_project/model/attention.py");
+  EXPECT_EQ(diagnose_text(in_model, 1).cls, "assertion");
+  // A constructor rejecting a keyword before training; the same TypeError
+  // once training runs is a bug in the code.
+  const std::string kwarg =
+      "TypeError: TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'\n";
+  EXPECT_EQ(diagnose_text(kwarg, 1).cls, "config_error");
+  EXPECT_EQ(diagnose_text("step 10 loss 2.5\nstep 20 loss 2.4\n" + kwarg, 1).cls, "traceback");
+}
+
 TEST(Exceptions, HubClientAndDatasetLibraryErrorsWhateverTheirWording) {
   const std::string hub =
       "Traceback (most recent call last):\n"
@@ -453,9 +476,11 @@ TEST(Exceptions, HubClientAndDatasetLibraryErrorsWhateverTheirWording) {
       "requests.exceptions.ConnectTimeout: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', "
       "port=443): Max retries exceeded\"), '(Request ID: 1)')\n";
   EXPECT_EQ(diagnose_text(hub, 1).cls, "asset_error");
-  // The same error type away from the hub client is not an asset error.
+  // The same error type away from the hub client (and its host) is not an
+  // asset error.
   std::string elsewhere = hub;
   elsewhere.replace(elsewhere.find("transformers/utils/hub.py"), 25, "wandb/sdk/internal/sender.py");
+  elsewhere.replace(elsewhere.find("huggingface.co"), 14, "api.wandb.ai");
   EXPECT_NE(diagnose_text(elsewhere, 1).cls, "asset_error");
 
   const std::string column =
