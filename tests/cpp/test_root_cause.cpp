@@ -281,6 +281,28 @@ TEST(Termination, SchedulersAndStopsFromOutside) {
             "cancelled");
   EXPECT_EQ(diagnose_text("=>> PBS: job killed: walltime 86432 exceeded limit 86400\n").cls, "timeout");
   EXPECT_EQ(diagnose_text("=>> PBS: job killed: mem 134217728kb exceeded limit 125829120kb\n").cls, "oom_killer");
+  // Kubernetes: an eviction for the node's memory is the job's memory; other
+  // evictions and preemptions take the node back; a lost node; a container's
+  // exit code in `kubectl describe`.
+  const std::string evicted = "step 200 loss 2.10\nStatus:           Failed\nReason:           Evicted\n";
+  EXPECT_EQ(diagnose_text(evicted + "Message:          The node was low on resource: memory. Container "
+                                    "trainer was using 61234560Ki, request is 32Gi.\n")
+                .cls,
+            "oom_killer");
+  EXPECT_EQ(diagnose_text(evicted + "Message:          The node was low on resource: ephemeral-storage.\n").cls,
+            "preempted");
+  EXPECT_EQ(diagnose_text("step 200 loss 2.10\n  Normal   Preempted  2m   default-scheduler  Preempted by "
+                          "ml/llm-finetune-7c9f on node gke-a100-pool-1\n")
+                .cls,
+            "preempted");
+  EXPECT_EQ(diagnose_text("Reason:       NodeLost\nMessage:      Node gpu-node-07 which was running pod "
+                          "train-worker-3 is unresponsive\n")
+                .cls,
+            "node_failure");
+  EXPECT_EQ(diagnose_text("step 200 loss 2.10\n    State:          Terminated\n      Reason:       Error\n"
+                          "      Exit Code:    139\n")
+                .cls,
+            "segfault");
   EXPECT_EQ(diagnose_text("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
                           "KeyboardInterrupt\n",
                           130)
