@@ -402,6 +402,11 @@ LineFields read_line(std::string_view line, Depth depth) {
     }
     if (c.pos == before) break;
   }
+  // A carriage return redraws the line (a progress bar): what a terminal
+  // shows, and what was printed last, is the text after the last one.
+  if (const std::size_t cr = line.rfind('\r'); cr != std::string_view::npos && cr >= c.pos &&
+                                                cr + 1 < line.size())
+    c.pos = cr + 1;
   if (depth == Depth::launcher) {
     f.message_offset = c.pos;
     f.message = line.substr(c.pos);

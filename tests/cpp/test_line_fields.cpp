@@ -41,6 +41,18 @@ TEST(LineFields, ReadsEachLaunchersTag) {
 }
 
 // Severity as each logging library prints it, and the message behind it.
+// A carriage return redraws the line: the message is what was printed last.
+TEST(LineFields, ReadsWhatFollowsTheLastCarriageReturn) {
+  auto redrawn = read_line("[rank1]:  20%|##  | 216/1063 [00:27<02:17]\r 21%|##  | 220/1063\rKilled");
+  EXPECT_EQ(redrawn.rank, 1);
+  EXPECT_EQ(redrawn.message, "Killed");
+  auto logged = read_line(" 99%|#### | 99/100\r2025-01-02 10:00:00 - ERROR - boom");
+  EXPECT_EQ(logged.severity, Severity::error);
+  EXPECT_EQ(logged.message, "boom");
+  // A trailing carriage return (a CRLF line) leaves the line as it is.
+  EXPECT_EQ(read_line("Training complete\r").message, "Training complete\r");
+}
+
 TEST(LineFields, ReadsSeverityAndMessage) {
   struct Case {
     const char* line;
