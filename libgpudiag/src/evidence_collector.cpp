@@ -22,7 +22,8 @@ bool EvidenceCollector::conditions_hold(unsigned rule, std::uint64_t line,
                                         const std::optional<PythonException>& exception) const {
   const Rule& r = rules_.rules[rule];
   if (!r.phase.empty() && trajectory_) {
-    const bool training = trajectory_->readings() > 0;
+    const bool training =
+        trajectory_->readings() > 0 || (exception && exception->in_training_step);
     if ((r.phase == "training") != training) return false;
   }
   if (!rules_.frames[rule] && !rules_.raised_in[rule]) return true;

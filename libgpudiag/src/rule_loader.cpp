@@ -321,9 +321,11 @@ void validate_rule_class(const Context& ctx, Rule& rule, const Taxonomy& taxonom
     if (decides) ctx.fail("missing \"class\"");
   }
   if (rule.cascade && rule.role != Role::cause) ctx.fail("only a cause rule can be a cascade");
-  if ((!rule.frames.empty() || !rule.raised_in.empty() || !rule.phase.empty()) &&
-      rule.role != Role::cause)
-    ctx.fail("only a cause rule can have \"frames\", \"raised_in\" or \"phase\"");
+  if ((!rule.frames.empty() || !rule.raised_in.empty()) && rule.role != Role::cause)
+    ctx.fail("only a cause rule can have \"frames\" or \"raised_in\"");
+  if (!rule.phase.empty() && rule.role != Role::cause &&
+      !(rule.role == Role::frame && rule.phase == "training"))
+    ctx.fail("only a cause rule can have a \"phase\" (and a frame rule \"training\": a frame of a training step)");
   if (rule.cls.empty()) {
     if (!rule.g15.empty()) ctx.fail("\"g15\" needs a \"class\" to project");
     return;

@@ -31,6 +31,7 @@ TracebackReader::Open& TracebackReader::extend(std::optional<int> rank, std::uin
   if (o.last_line == 0 || line > o.last_line + kGap) {
     o.start = line;
     o.frames.clear();
+    o.in_training_step = false;
   }
   o.last_line = line;
   return o;
@@ -41,7 +42,9 @@ void TracebackReader::on_hit(const LineHit& hit) {
   if (role == Role::warning)
     warning_line_[read_line(hit.text, Depth::launcher).rank.value_or(-1)] = hit.line;
   if (role == Role::traceback_start) extend(read_line(hit.text, Depth::launcher).rank, hit.line);
-  if (role == Role::frame) {
+  if (role == Role::frame && !rules_.rules[hit.rule].phase.empty()) {
+    extend(read_line(hit.text, Depth::launcher).rank, hit.line).in_training_step = true;
+  } else if (role == Role::frame) {
     const LineFields f = read_line(hit.text);
     Open& o = extend(f.rank, hit.line);
     if (o.frames.size() < kMaxFrames) o.frames.append(frame_of(f.message)).push_back('\n');
@@ -60,7 +63,7 @@ std::optional<PythonException> TracebackReader::exception_at(std::uint64_t line,
   if (it == by_rank_.end()) return std::nullopt;
   const Open& o = it->second;
   if (o.last_line == 0 || line < o.start || line > o.last_line + kGap) return std::nullopt;
-  return PythonException{o.start, o.last_line, o.frames};
+  return PythonException{o.start, o.last_line, o.frames, o.in_training_step};
 }
 
 }  // namespace gpudiag::detail

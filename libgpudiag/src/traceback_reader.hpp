@@ -21,6 +21,7 @@ struct PythonException {
   std::uint64_t start = 0;
   std::uint64_t last = 0;  // its last header, banner or frame line
   std::string_view frames;
+  bool in_training_step = false;  // a frame of a training step is among them
 };
 
 // Groups the lines of Python tracebacks per process (`traceback_start` and
@@ -28,7 +29,8 @@ struct PythonException {
 // exception it matched passed through, and the resolver can date the
 // exception from where its traceback began: the traceback that a line closes
 // is the one whose last line lies a few lines above it on its rank.
-// It also remembers where each process's last Python warning began (`warning`
+// A frame rule with phase "training" marks the exception as raised inside a
+// training step. It also remembers where each process's last Python warning began (`warning`
 // rules), whose message the next line may continue.
 class TracebackReader : public MatchSink {
  public:
@@ -46,6 +48,7 @@ class TracebackReader : public MatchSink {
     std::uint64_t start = 0;
     std::string frames;
     std::uint64_t last_line = 0;  // its last header, banner or frame
+    bool in_training_step = false;
   };
   Open& extend(std::optional<int> rank, std::uint64_t line);
 

@@ -453,6 +453,12 @@ TEST(Exceptions, DecidedByTheFrameThatRaisedItAndThePhase) {
   // Raised by the framework after training had begun: not setup.
   EXPECT_NE(diagnose_text("step 10 loss 2.5\nstep 20 loss 2.4\n" + traceback(by_trainer), 1).cls,
             "config_error");
+  // Raised inside a training step, in a pasted piece with no loss reading
+  // before it: the frames say training had begun.
+  const std::string in_step =
+      "  File \"/opt/venv/lib/python3.11/site-packages/transformers/trainer.py\", line 3579, in "
+      "training_step\n    loss = self.compute_loss(model, inputs, num_items_in_batch=n)\n";
+  EXPECT_NE(diagnose_text(traceback(in_step + by_trainer), 1).cls, "config_error");
   // Behind rank prefixes, the traceback is read per rank.
   std::string ranked;
   std::string tb = traceback(by_trainer);

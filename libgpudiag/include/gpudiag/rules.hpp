@@ -77,8 +77,10 @@ struct Rule {
   // Conditions on the exception a cause line closes (see TracebackReader):
   // one of its traceback's frames ("path in function") matches `frames`, a
   // PCRE regex; the frame that raised it (the innermost) matches `raised_in`;
-  // `phase` is "setup" (no loss reading came before the line) or "training"
-  // (one did). Empty: no condition.
+  // `phase` is "setup" (training had not begun: no loss reading came before
+  // the line, and the traceback passes through no frame of a training step)
+  // or "training". Empty: no condition. On a frame rule, "training" says its
+  // frames are a training step's (an optimisation step, a backward pass).
   std::string frames;
   std::string raised_in;
   std::string phase;
