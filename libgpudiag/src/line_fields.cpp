@@ -386,37 +386,9 @@ void decoration(Cursor& c) {
   }
 }
 
-}  // namespace
-
-LineFields read_line(std::string_view line, Depth depth) {
-  LineFields f;
-  Cursor c{line};
-  // Launcher prefixes come first and nest: "0: [rank0]: host:1:2 [0] NCCL INFO".
-  bool first = true;
-  for (int guard = 0; guard < 8; ++guard) {
-    const std::size_t before = c.pos;
-    while (ansi(c)) {
-    }
-    if (torchrun_tag(c, f) || (first && srun_tag(c, f)) || srun_task(c, f) || nccl_tag(c, f) ||
-        pdsh_tag(c, f)) {
-      first = false;
-      continue;
-    }
-    if (c.pos == before) break;
-  }
-  if (depth == Depth::launcher) {
-    f.message_offset = c.pos;
-    f.message = line.substr(c.pos);
-    return f;
-  }
-  // A carriage return redraws the line (a progress bar): what a terminal
-  // shows, and what was printed last, is the text after the last one.
-  // (memchr first: most lines have none, and it is the faster scan.)
-  if (c.pos < line.size() && std::memchr(line.data() + c.pos, '\r', line.size() - c.pos)) {
-    const std::size_t cr = line.rfind('\r');
-    if (cr + 1 < line.size()) c.pos = cr + 1;
-  }
-  // Then the logging prefix: timestamp, level, logger, in the orders libraries use.
+// The logging prefix (timestamp, level, logger, in the orders libraries use)
+// from the cursor on, then the message after it.
+void logging_prefix(std::string_view line, Cursor& c, LineFields& f) {
   for (int guard = 0; guard < 6 && !c.at_end(); ++guard) {
     const std::size_t before = c.pos;
     while (ansi(c)) {
@@ -452,6 +424,49 @@ LineFields read_line(std::string_view line, Depth depth) {
   f.message = line.substr(c.pos);
   message_level(f.message, f);
   python_warning(f.message, f);
+}
+
+}  // namespace
+
+LineFields read_line(std::string_view line, Depth depth) {
+  LineFields f;
+  Cursor c{line};
+  // Launcher prefixes come first and nest: "0: [rank0]: host:1:2 [0] NCCL INFO".
+  bool first = true;
+  for (int guard = 0; guard < 8; ++guard) {
+    const std::size_t before = c.pos;
+    while (ansi(c)) {
+    }
+    if (torchrun_tag(c, f) || (first && srun_tag(c, f)) || srun_task(c, f) || nccl_tag(c, f) ||
+        pdsh_tag(c, f)) {
+      first = false;
+      continue;
+    }
+    if (c.pos == before) break;
+  }
+  if (depth == Depth::launcher) {
+    f.message_offset = c.pos;
+    f.message = f.body = line.substr(c.pos);
+    return f;
+  }
+  logging_prefix(line, c, f);
+  f.body = f.message;
+  // A carriage return redraws the line (a progress bar): what a terminal
+  // shows, and what was printed last, is the text after the last one, so the
+  // line's fields are that segment's; `body` keeps every redraw.
+  // (memchr first: most lines have none, and it is the faster scan.)
+  if (c.pos < line.size() && std::memchr(line.data() + c.pos, '\r', line.size() - c.pos)) {
+    const std::size_t cr = line.rfind('\r');
+    if (cr + 1 < line.size()) {
+      LineFields shown;
+      shown.rank = f.rank;
+      shown.host = f.host;
+      Cursor last{line, cr + 1};
+      logging_prefix(line, last, shown);
+      shown.body = f.body;
+      return shown;
+    }
+  }
   return f;
 }
 

@@ -26,6 +26,10 @@ struct LineFields {
   std::string_view source;   // the logger or program the prefix names
   std::size_t message_offset = 0;
   std::string_view message;  // the line from message_offset on
+  // The message through every redraw of a line a progress bar redrew with
+  // carriage returns (its readings), from where the first one's prefix ended;
+  // else the message.
+  std::string_view body;
 };
 
 // How far to read: `launcher` stops after the rank and host tags (what a

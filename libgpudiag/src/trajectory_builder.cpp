@@ -256,7 +256,7 @@ bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line) {
   }
   const LineFields tag = read_line(text);
   if (rank_chosen_ && tag.rank != rank_) return false;
-  text = tag.message;
+  text = tag.body;
   bool read = false;
   // tqdm redraws its bar with carriage returns: one line, many readings.
   std::size_t start = 0;

@@ -49,6 +49,8 @@ TEST(LineFields, ReadsWhatFollowsTheLastCarriageReturn) {
   auto logged = read_line(" 99%|#### | 99/100\r2025-01-02 10:00:00 - ERROR - boom");
   EXPECT_EQ(logged.severity, Severity::error);
   EXPECT_EQ(logged.message, "boom");
+  // The body keeps every redraw: a progress bar's readings.
+  EXPECT_EQ(redrawn.body, "20%|##  | 216/1063 [00:27<02:17]\r 21%|##  | 220/1063\rKilled");
   // A trailing carriage return (a CRLF line) leaves the line as it is.
   EXPECT_EQ(read_line("Training complete\r").message, "Training complete\r");
 }

@@ -107,6 +107,14 @@ TEST(Trajectory, FollowsOneRankOnly) {
   EXPECT_EQ(d.cls, "healthy");
 }
 
+// A progress bar redraws one line with carriage returns: each redraw is a
+// reading, behind a rank tag too.
+TEST(Trajectory, ReadsEveryRedrawOfAProgressBar) {
+  Diagnosis d = diagnose_text("[rank0]: step 1 loss 2.0\r step 2 loss 1.9\r step 3 loss 1.8\r step 4 loss 1.7\n");
+  EXPECT_EQ(d.trajectory.readings, 4u);
+  EXPECT_EQ(d.trajectory.last->step, 4u);
+}
+
 TEST(TrainingCorrectness, HealthyNeedsALossThatFell) {
   Diagnosis d = diagnose_text(plain_run(200, [](int s) { return 8.0 / s; }) + "training complete\n", 0);
   EXPECT_EQ(d.cls, "healthy");
