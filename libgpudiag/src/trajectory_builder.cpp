@@ -141,28 +141,6 @@ bool evaluation_field(std::string_view s, std::size_t pos) {
   return names_evaluation(s, start, pos, false) || names_evaluation(s, 0, pos, true);
 }
 
-std::optional<double> find_loss(std::string_view s, const KeywordSites& sites) {
-  for (std::size_t pos : sites.loss) {
-    if (evaluation_field(s, pos)) continue;
-    std::size_t after = pos + 4;
-    if (after < s.size() && is_word(s[after])) continue;  // loss_scale, losses
-    if (pos > 0 && is_digit(s[pos - 1])) continue;
-    char buffer[16];
-    std::string_view before = previous_word(s, pos, buffer);
-    bool glued = pos > 0 && is_word(s[pos - 1]);  // train_loss, lm_loss, valloss
-    if (before == "val" || before == "valid" || before == "validation" || before == "eval" ||
-        before == "test" || before == "final" || before == "avg" || before == "mean" ||
-        before == "best")
-      continue;
-    if (glued && !(before == "train" || before == "training" || before == "lm")) continue;
-    // Outside a progress bar, `train_loss` is the run's average printed at the
-    // end (HF's train_runtime summary, a script's last line), not a reading.
-    if (glued && before != "lm" && s.find("it/s") == s.npos && s.find("s/it") == s.npos) continue;
-    if (auto v = read_value(s, skip_separator(s, after))) return v;
-  }
-  return std::nullopt;
-}
-
 std::optional<double> find_step(std::string_view s, const KeywordSites& sites) {
   const std::pair<const KeywordSites::List*, std::size_t> keys[] = {
       {&sites.iteration, 9}, {&sites.step, 4}, {&sites.iter, 4}};
@@ -177,6 +155,48 @@ std::optional<double> find_step(std::string_view s, const KeywordSites& sites) {
       // A step is a whole number; past 1e15 it is an id or a timestamp.
       if (v && std::isfinite(*v) && *v >= 0 && *v <= 1e15 && *v == std::floor(*v)) return v;
     }
+  }
+  // clu's LoggingWriter (JAX/Flax) opens each line with its step: "[2990] key=value, ...".
+  if (s.size() > 2 && s[0] == '[' && is_digit(s[1])) {
+    std::size_t end = 0;
+    auto v = read_value(s, 1, &end);
+    if (v && end + 1 < s.size() && s[end] == ']' && s[end + 1] == ' ') return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> find_loss(std::string_view s, const KeywordSites& sites) {
+  for (std::size_t pos : sites.loss) {
+    if (evaluation_field(s, pos)) continue;
+    std::size_t after = pos + 4;
+    if (after < s.size() && is_word(s[after])) continue;  // loss_scale, losses
+    if (pos > 0 && is_digit(s[pos - 1])) continue;
+    char buffer[16];
+    std::string_view before = previous_word(s, pos, buffer);
+    bool glued = pos > 0 && is_word(s[pos - 1]);  // train_loss, lm_loss, valloss
+    if (before == "val" || before == "valid" || before == "validation" || before == "eval" ||
+        before == "test" || before == "final" || before == "best")
+      continue;
+    // A running average is not a step's reading, but one that is NaN or
+    // infinite says a step's loss was.
+    if (before == "avg" || before == "mean" || before == "average") {
+      auto v = read_value(s, skip_separator(s, after));
+      if (v && !std::isfinite(*v)) return v;
+      continue;
+    }
+    // A qualified key is the training loss when its qualifier says so: the
+    // loss of a training step (train_loss, step_loss, lm_loss, total_loss, the
+    // sum detectron2 and mmdet print before its parts).
+    if (glued && !(before == "train" || before == "training" || before == "lm" || before == "step" ||
+                   before == "total"))
+      continue;
+    // A qualified key counts where the line reports a step or is a progress
+    // bar: alone, `train_loss` is the run's average printed at its end (HF's
+    // train metrics, a script's last line), not a reading.
+    if (glued && before != "lm" && !find_step(s, sites) && s.find("it/s") == s.npos &&
+        s.find("s/it") == s.npos)
+      continue;
+    if (auto v = read_value(s, skip_separator(s, after))) return v;
   }
   return std::nullopt;
 }

@@ -34,6 +34,10 @@ TEST(Progress, ReadsEveryFrameworksLossLine) {
        "1.009469E+01 | loss scale: 1.0 | grad norm: 1.335 |",
        10, 10.09469},
       {"step 40 | loss 5.8342 | lr 6.00e-05 | 206.3 TFLOP/s", 40, 5.8342},
+      // Qualified keys that name a training step's loss, on a line with its step.
+      {"step:1375/1393 train_loss:3.2820 train_time:177070ms step_avg:129.72ms", 1375, 3.282},
+      {"iter: 19  total_loss: 1.834  loss_cls: 0.69  loss_box_reg: 0.12  lr: 0.000399", 19, 1.834},
+      {"Training Iteration: 120  step_loss : 1.0703125  learning_rate : 0.00316", 120, 1.0703125},
   };
   for (const auto& c : cases) {
     auto r = parse_progress(c.line);
@@ -71,6 +75,11 @@ TEST(Progress, SkipsWhatIsNotTheTrainingLoss) {
   ASSERT_TRUE(nan.loss);
   EXPECT_TRUE(std::isnan(*nan.loss));
   EXPECT_TRUE(parse_progress("{'loss': '0', 'grad_norm': 'nan'}").grad_non_finite);
+  // A running average is not a reading; one that is NaN says a step's loss was.
+  EXPECT_FALSE(parse_progress("Epoch 1, Step 125, avg_loss: 0.022").loss);
+  auto average = parse_progress("Training Iteration: 2933  average_loss : nan  step_loss : 1.0703125");
+  ASSERT_TRUE(average.loss);
+  EXPECT_TRUE(std::isnan(*average.loss));
 }
 
 TEST(Trajectory, MemoryStaysBoundedAndExtremesStayExact) {
