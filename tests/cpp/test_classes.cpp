@@ -81,6 +81,11 @@ const ClassCase kCases[] = {
      "checkpoint_load_error", "runtime_error"},
     {"nan_loss", "step 0001 | loss = 27.0\nstep 0002 | loss = nan\nNaN detected in loss, aborting.\n",
      "nan_loss", "nan_loss"},
+    {"nan_loss_scale_collapse",
+     "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0\n"
+     "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 1.52587890625e-05\n",
+     "nan_loss", "nan_loss"},
+    {"nan_loss_bare_step_value", "76970 2.6265104\n76980 nan\n76990 nan\n", "nan_loss", "nan_loss"},
     {"div_zero", "ZeroDivisionError: float division by zero\n", "div_zero", "div_zero"},
     {"assertion_bare", "Traceback (most recent call last):\n    assert a == b\nAssertionError\n", "assertion",
      "assertion"},
