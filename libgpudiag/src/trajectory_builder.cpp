@@ -327,6 +327,22 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
   }
 }
 
+std::optional<int> chance_classes(const Trajectory& t) {
+  constexpr std::size_t kMinReadings = 4;
+  constexpr double kTolerance = 1e-3;
+  const auto& series = t.series;
+  if (series.size() < kMinReadings) return std::nullopt;
+  const std::size_t n = std::max(kMinReadings, series.size() / 4);
+  const double last = series.back().loss;
+  if (!(last > 0)) return std::nullopt;
+  const int k = static_cast<int>(std::lround(std::exp(last)));
+  if (k < 2 || k > 100) return std::nullopt;
+  const double chance = std::log(static_cast<double>(k));
+  for (std::size_t i = series.size() - n; i < series.size(); ++i)
+    if (!(std::fabs(series[i].loss - chance) <= kTolerance * chance)) return std::nullopt;
+  return k;
+}
+
 Trajectory TrajectoryBuilder::finish() const {
   Trajectory t = t_;
   if (t.readings == 0) return t;
@@ -343,6 +359,9 @@ Trajectory TrajectoryBuilder::finish() const {
     t.shape = TrajectoryShape::too_short;
   } else if (first->loss > 0 && (t.peak->loss > 10 * first->loss || t.last->loss > 2 * first->loss)) {
     t.shape = TrajectoryShape::diverged;
+  } else if (chance_classes(t)) {
+    // The model predicts nothing: a collapse, however few the readings.
+    t.shape = TrajectoryShape::plateau;
   } else if (t.series.size() < 8) {
     t.shape = t.last->loss < first->loss ? TrajectoryShape::decreasing : TrajectoryShape::inconclusive;
   } else {

@@ -22,6 +22,12 @@ struct ProgressReading {
 // Validation and evaluation losses are not the training loss and are skipped.
 ProgressReading parse_progress(std::string_view segment);
 
+// The k of a loss stuck at chance: the last readings (at least 4, the last
+// quarter of a longer series) all sit within 0.1% of ln k, the cross-entropy
+// of a uniform guess over k classes, for a k from 2 to 100 (beyond that the
+// logarithms lie too close together to tell apart). None otherwise.
+std::optional<int> chance_classes(const Trajectory& t);
+
 // Builds the loss trajectory from the lines that progress rules flag. Memory
 // is bounded: past `capacity` readings every other kept reading is dropped and
 // the sampling stride doubles, so the series stays evenly spread over the run.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "signals.hpp"
+#include "trajectory_builder.hpp"
 
 namespace gpudiag::detail {
 namespace {
@@ -122,6 +123,10 @@ std::string note_text(const Note& n) {
              number(t->peak->loss / t->first->loss) + " times its first value, and ended at " +
              number(t->last->loss) + " (" + where(*t->last) + ")";
     case NoteKind::loss_plateau:
+      if (const std::optional<int> k = chance_classes(*t))
+        return "the loss settled at " + number(t->last->loss) + " = ln " + std::to_string(*k) +
+               ", the loss of a uniform guess over " + std::to_string(*k) +
+               " classes, and stayed there to its last reading (" + where(*t->last) + ")";
       return "the loss stayed between " + number(t->lowest->loss) + " and " +
              number(t->peak->loss) + " (within 1%) over " + std::to_string(t->readings) +
              " readings, lines " + std::to_string(t->first->line) + " to " +

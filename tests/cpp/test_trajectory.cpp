@@ -170,6 +170,22 @@ TEST(TrainingCorrectness, DivergencePlateauAndNoDecrease) {
   EXPECT_EQ(nan.trajectory.first_non_finite->line, 3u);
 }
 
+// A loss that settles at ln k, a uniform guess over k classes, learned
+// nothing: a collapse, however few the readings.
+TEST(TrainingCorrectness, LossStuckAtChance) {
+  const std::string stuck =
+      "loss 1.356284\nloss 1.386393\nloss 1.386381\nloss 1.386379\nloss 1.386330\n";
+  Diagnosis d = diagnose_text(stuck, 0);
+  EXPECT_EQ(d.cls, "loss_divergence");
+  EXPECT_EQ(d.trajectory.shape, TrajectoryShape::plateau);
+  bool says = false;
+  for (const auto& s : d.verdict.shows) says |= s.find("ln 4") != std::string::npos;
+  EXPECT_TRUE(says);
+  // Near, but not at, a chance level: a short run is not judged.
+  EXPECT_NE(diagnose_text("loss 1.50\nloss 1.45\nloss 1.41\nloss 1.37\nloss 1.35\n", 0).cls,
+            "loss_divergence");
+}
+
 TEST(TrainingCorrectness, ResumeThatStartsOver) {
   const std::string run = plain_run(200, [](int s) { return 8.0 / s; }) + "training complete\n";
   auto scratch = diagnose_text("args: resume_dir='/ckpt/run-7'\n" + run);
