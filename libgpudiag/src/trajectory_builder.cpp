@@ -169,8 +169,21 @@ std::optional<double> find_loss(std::string_view s, const KeywordSites& sites) {
   for (std::size_t pos : sites.loss) {
     if (evaluation_field(s, pos)) continue;
     std::size_t after = pos + 4;
-    if (after < s.size() && is_word(s[after])) continue;  // loss_scale, losses
     if (pos > 0 && is_digit(s[pos - 1])) continue;
+    // A NaN or Inf in any part of the loss is one in the loss.
+    auto non_finite = [&](std::size_t key_end) -> std::optional<double> {
+      auto v = read_value(s, skip_separator(s, key_end));
+      return v && !std::isfinite(*v) ? v : std::nullopt;
+    };
+    if (after < s.size() && is_word(s[after])) {
+      // `losses`, and the mixed-precision scaler's `loss_scale`, are no loss;
+      // a part of it (`loss_cls`, `loss_net`) is no reading of it either.
+      if (s[after] != '_' || iequals_at(s, after, "_scale")) continue;
+      std::size_t end = after;
+      while (end < s.size() && is_word(s[end])) ++end;
+      if (auto v = non_finite(end)) return v;
+      continue;
+    }
     char buffer[16];
     std::string_view before = previous_word(s, pos, buffer);
     bool glued = pos > 0 && is_word(s[pos - 1]);  // train_loss, lm_loss, valloss
@@ -180,16 +193,18 @@ std::optional<double> find_loss(std::string_view s, const KeywordSites& sites) {
     // A running average is not a step's reading, but one that is NaN or
     // infinite says a step's loss was.
     if (before == "avg" || before == "mean" || before == "average") {
-      auto v = read_value(s, skip_separator(s, after));
-      if (v && !std::isfinite(*v)) return v;
+      if (auto v = non_finite(after)) return v;
       continue;
     }
     // A qualified key is the training loss when its qualifier says so: the
     // loss of a training step (train_loss, step_loss, lm_loss, total_loss, the
-    // sum detectron2 and mmdet print before its parts).
+    // sum detectron2 and mmdet print before its parts). Another (nll_loss, a
+    // part) is no reading, unless it is NaN or Inf.
     if (glued && !(before == "train" || before == "training" || before == "lm" || before == "step" ||
-                   before == "total"))
+                   before == "total")) {
+      if (auto v = non_finite(after)) return v;
       continue;
+    }
     // A qualified key counts where the line reports a step or is a progress
     // bar: alone, `train_loss` is the run's average printed at its end (HF's
     // train metrics, a script's last line), not a reading.

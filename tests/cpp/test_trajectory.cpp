@@ -77,6 +77,12 @@ TEST(Progress, SkipsWhatIsNotTheTrainingLoss) {
   EXPECT_TRUE(parse_progress("{'loss': '0', 'grad_norm': 'nan'}").grad_non_finite);
   // A running average is not a reading; one that is NaN says a step's loss was.
   EXPECT_FALSE(parse_progress("Epoch 1, Step 125, avg_loss: 0.022").loss);
+  // A part of the loss is no reading of it; NaN in a part is NaN in the loss.
+  EXPECT_FALSE(parse_progress("iter: 100 loss_cls: 0.5 loss_box_reg: 0.2").loss);
+  auto part = parse_progress("train iter: 100 loss_net: nan loss_scale: 785.4200");
+  ASSERT_TRUE(part.loss);
+  EXPECT_TRUE(std::isnan(*part.loss));
+  EXPECT_FALSE(parse_progress("iteration 7 | loss_scale: nan").loss);
   auto average = parse_progress("Training Iteration: 2933  average_loss : nan  step_loss : 1.0703125");
   ASSERT_TRUE(average.loss);
   EXPECT_TRUE(std::isnan(*average.loss));
