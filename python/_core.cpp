@@ -82,6 +82,7 @@ void bind_results(py::module_& m) {
       .def_readonly("readings", &Trajectory::readings)
       .def_readonly("rank", &Trajectory::rank)
       .def_readonly("max_step", &Trajectory::max_step)
+      .def_readonly("first_epoch", &Trajectory::first_epoch)
       .def_readonly("first", &Trajectory::first)
       .def_readonly("last", &Trajectory::last)
       .def_readonly("lowest", &Trajectory::lowest)

@@ -110,6 +110,8 @@ void write_trajectory(detail::JsonWriter& w, const Trajectory& t) {
   write_optional(w, t.rank);
   w.key("max_step");
   write_optional_line(w, t.max_step);
+  w.key("first_epoch");
+  write_optional(w, t.first_epoch);
   w.key("first");
   write_reading(w, t.first);
   w.key("last");

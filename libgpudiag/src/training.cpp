@@ -51,16 +51,27 @@ bool rose_from_lowest(const Trajectory& t) {
   return late[late.size() / 2] >= kRise * t.lowest->loss;
 }
 
-// The problem the trajectory shows, the resume markers, then the step count;
-// an outcome no class carries is no problem this taxonomy can name. In a run
-// that completed, a loss that merely fell less than expected is no problem
+// Whether the log begins mid-run: its first reading is past the first epochs
+// (a resumed run, or a piece of a longer log).
+bool begins_mid_run(const Trajectory& t) { return t.first_epoch && *t.first_epoch >= 2; }
+
+// Whether a loss that did not fall as a run's should is a problem. In a run
+// that completed, a loss that merely fell less than expected is none
 // (fine-tunes and resumed runs start near their floor); one that rose away
-// from its lowest is.
+// from its lowest is. In a log that begins mid-run and does not show the end,
+// neither says anything: its start is not the run's.
+bool no_decrease_is_a_problem(const TrainingState& s, const Trajectory& t) {
+  if (s.completed) return rose_from_lowest(t);
+  return !begins_mid_run(t);
+}
+
+// The problem the trajectory shows, the resume markers, then the step count;
+// an outcome no class carries is no problem this taxonomy can name.
 Outcome training_problem(const Taxonomy& taxonomy, const TrainingState& s, const Trajectory& t) {
   Outcome o = Outcome::none;
   if (t.shape == TrajectoryShape::non_finite) o = Outcome::non_finite_loss;
   else if (t.shape == TrajectoryShape::diverged || t.shape == TrajectoryShape::plateau ||
-           (t.shape == TrajectoryShape::no_decrease && (!s.completed || rose_from_lowest(t))))
+           (t.shape == TrajectoryShape::no_decrease && no_decrease_is_a_problem(s, t)))
     o = Outcome::diverging_loss;
   else if (s.resume_requested && !s.resume_loaded) o = Outcome::resume_without_load;
   else if (const ClassInfo* few = taxonomy.for_outcome(Outcome::too_few_steps);

@@ -36,7 +36,7 @@ struct KeywordSites {
     const std::size_t* begin() const { return at.data(); }
     const std::size_t* end() const { return at.data() + n; }
   };
-  List loss, step, iter, iteration, grad_norm;  // grad_norm holds "grad_norm" and "grad norm"
+  List loss, step, iter, iteration, epoch, grad_norm;  // grad_norm holds "grad_norm" and "grad norm"
 
   explicit KeywordSites(std::string_view s) {
     for (std::size_t pos = 0; pos < s.size(); ++pos) {
@@ -52,6 +52,9 @@ struct KeywordSites {
             iter.add(pos);
             if (iequals_at(s, pos + 4, "ation")) iteration.add(pos);
           }
+          break;
+        case 'e':
+          if (iequals_at(s, pos, "epoch")) epoch.add(pos);
           break;
         case 'g':
           if (iequals_at(s, pos, "grad") && (iequals_at(s, pos + 4, "_norm") || iequals_at(s, pos + 4, " norm")))
@@ -216,6 +219,20 @@ std::optional<double> find_loss(std::string_view s, const KeywordSites& sites) {
   return std::nullopt;
 }
 
+// The epoch a line states: "epoch 3", "Epoch: [15][ 1/32]", "'epoch': 2.5".
+std::optional<double> find_epoch(std::string_view s, const KeywordSites& sites) {
+  for (std::size_t pos : sites.epoch) {
+    if (pos > 0 && is_alpha(s[pos - 1])) continue;
+    std::size_t after = pos + 5;
+    if (after < s.size() && is_alpha(s[after])) continue;  // "epochs"
+    std::size_t at = skip_separator(s, after);
+    if (at < s.size() && s[at] == '[') at = skip_separator(s, at + 1);
+    auto v = read_value(s, at);
+    if (v && std::isfinite(*v) && *v >= 0 && *v < 1e6) return v;
+  }
+  return std::nullopt;
+}
+
 bool grad_norm_non_finite(std::string_view s, const KeywordSites& sites) {
   for (std::size_t pos : sites.grad_norm) {
     auto v = read_value(s, skip_separator(s, pos + 9));
@@ -260,7 +277,10 @@ ProgressReading parse_progress(std::string_view segment) {
   const KeywordSites sites(segment);
   if (sites.loss.n == 0) return r;
   r.loss = find_loss(segment, sites);
-  if (r.loss) r.step = find_step(segment, sites);
+  if (r.loss) {
+    r.step = find_step(segment, sites);
+    r.epoch = find_epoch(segment, sites);
+  }
   r.grad_non_finite = grad_norm_non_finite(segment, sites);
   return r;
 }
@@ -323,7 +343,10 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
   ++t_.readings;
   last_grad_non_finite_ = r.grad_non_finite;
   if (r.step) t_.max_step = std::max(t_.max_step.value_or(0), x.step);
-  if (!t_.first) t_.first = x;
+  if (!t_.first) {
+    t_.first = x;
+    t_.first_epoch = r.epoch;
+  }
   t_.last = x;
   if (!std::isfinite(x.loss)) {
     if (!t_.first_non_finite) t_.first_non_finite = x;

@@ -14,6 +14,7 @@ namespace gpudiag::detail {
 // What one progress line (or one carriage-return segment of it) reports.
 struct ProgressReading {
   std::optional<double> step;
+  std::optional<double> epoch;
   std::optional<double> loss;
   bool grad_non_finite = false;
 };

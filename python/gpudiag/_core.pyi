@@ -43,6 +43,7 @@ class Trajectory:
     readings: int
     rank: Optional[int]
     max_step: Optional[int]
+    first_epoch: Optional[float]
     first: Optional[LossReading]
     last: Optional[LossReading]
     lowest: Optional[LossReading]

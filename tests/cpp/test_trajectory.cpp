@@ -54,6 +54,10 @@ TEST(Progress, ReadsEveryFrameworksLossLine) {
   auto bar = parse_progress("Epoch 0:  8%|8  | 5/64 [00:00<00:02, 22.76it/s, v_num=0, train_loss=9.33e+6]");
   ASSERT_TRUE(bar.loss);
   EXPECT_DOUBLE_EQ(*bar.loss, 9.33e6);
+  // The epoch a line states, in the forms frameworks print it.
+  EXPECT_EQ(parse_progress("Epoch: [15][ 1/32]\tTime 67.5 (68.6)\tLoss 1.3906 (1.3309)").epoch, 15.0);
+  EXPECT_EQ(parse_progress("{'loss': 0.5, 'learning_rate': 1e-05, 'epoch': 2.5}").epoch, 2.5);
+  EXPECT_FALSE(parse_progress("step 10 loss 0.5 (3 epochs planned)").epoch);
   auto keras = parse_progress("100/1875 ━━━━━━━━━━━━━━━━━━━━ 45s 39ms/step - loss: 2.2000");
   ASSERT_TRUE(keras.loss);
   EXPECT_DOUBLE_EQ(*keras.loss, 2.2);
@@ -190,6 +194,26 @@ TEST(TrainingCorrectness, LossStuckAtChance) {
   // Near, but not at, a chance level: a short run is not judged.
   EXPECT_NE(diagnose_text("loss 1.50\nloss 1.45\nloss 1.41\nloss 1.37\nloss 1.35\n", 0).cls,
             "loss_divergence");
+}
+
+// A log that begins past the first epochs (a resumed run, a piece of a long
+// one) does not show where the loss started: a loss that fell less than a
+// fresh run's would is no problem there, where from epoch 0 it is one.
+TEST(TrainingCorrectness, ALogThatBeginsMidRunIsNotJudgedByItsStart) {
+  auto run_from = [](int epoch) {
+    std::string log;
+    for (int i = 0; i < 40; ++i)
+      log += "Epoch: [" + std::to_string(epoch + i / 10) + "][" + std::to_string(i % 10 + 1) +
+             "/10]\tLoss " + std::to_string(1.3 - 0.004 * i + (i % 3) * 0.15) + "\n";
+    return log;
+  };
+  Diagnosis fresh = diagnose_text(run_from(0));
+  EXPECT_EQ(fresh.trajectory.shape, TrajectoryShape::no_decrease);
+  EXPECT_EQ(fresh.cls, "loss_divergence");
+  Diagnosis resumed = diagnose_text(run_from(15));
+  ASSERT_TRUE(resumed.trajectory.first_epoch);
+  EXPECT_EQ(*resumed.trajectory.first_epoch, 15.0);
+  EXPECT_NE(resumed.cls, "loss_divergence");
 }
 
 TEST(TrainingCorrectness, ResumeThatStartsOver) {

@@ -75,6 +75,9 @@ struct Trajectory {
   std::uint64_t readings = 0;        // every loss reading of that rank
   std::optional<int> rank;           // the rank read, when lines carry rank prefixes
   std::optional<std::uint64_t> max_step;  // the largest step a line reports
+  // The epoch the first reading's line states, when it states one: past the
+  // first epochs, the log begins mid-run (a resumed run, or a piece of one).
+  std::optional<double> first_epoch;
   std::optional<LossReading> first, last, lowest, peak, first_non_finite;
   std::vector<LossReading> series;   // evenly downsampled, at most 512 readings
 };
