@@ -168,7 +168,9 @@ std::optional<double> find_step(std::string_view s, const KeywordSites& sites) {
   return std::nullopt;
 }
 
-std::optional<double> find_loss(std::string_view s, const KeywordSites& sites) {
+// `stepped`: the line reports its step (or is a progress bar), which makes a
+// qualified key such as `train_loss` a reading rather than a run's summary.
+std::optional<double> find_loss(std::string_view s, const KeywordSites& sites, bool stepped) {
   for (std::size_t pos : sites.loss) {
     if (evaluation_field(s, pos)) continue;
     std::size_t after = pos + 4;
@@ -211,9 +213,7 @@ std::optional<double> find_loss(std::string_view s, const KeywordSites& sites) {
     // A qualified key counts where the line reports a step or is a progress
     // bar: alone, `train_loss` is the run's average printed at its end (HF's
     // train metrics, a script's last line), not a reading.
-    if (glued && before != "lm" && !find_step(s, sites) && s.find("it/s") == s.npos &&
-        s.find("s/it") == s.npos)
-      continue;
+    if (glued && before != "lm" && !stepped) continue;
     if (auto v = read_value(s, skip_separator(s, after))) return v;
   }
   return std::nullopt;
@@ -276,9 +276,11 @@ ProgressReading parse_progress(std::string_view segment) {
   ProgressReading r;
   const KeywordSites sites(segment);
   if (sites.loss.n == 0) return r;
-  r.loss = find_loss(segment, sites);
+  const std::optional<double> step = find_step(segment, sites);
+  const bool bar = segment.find("it/s") != segment.npos || segment.find("s/it") != segment.npos;
+  r.loss = find_loss(segment, sites, step.has_value() || bar);
   if (r.loss) {
-    r.step = find_step(segment, sites);
+    r.step = step;
     r.epoch = find_epoch(segment, sites);
   }
   r.grad_non_finite = grad_norm_non_finite(segment, sites);

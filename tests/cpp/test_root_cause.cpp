@@ -19,6 +19,18 @@ const Finding* finding(const Diagnosis& d, const std::string& kind) {
 
 // Rank 2 runs out of memory; ranks 0, 1 and 3 then hit the watchdog and the
 // launcher reaps everyone with SIGABRT. The root cause is rank 2's OOM.
+// Whether the diagnosis holds a finding of `kind` that names `cls`, for
+// `reason` when one is given.
+::testing::AssertionResult has_finding(const Diagnosis& d, const char* kind, const char* cls,
+                                       const char* reason = nullptr) {
+  const Finding* f = finding(d, kind);
+  if (!f) return ::testing::AssertionFailure() << "no " << kind << " finding";
+  if (f->cls != cls) return ::testing::AssertionFailure() << kind << " names " << f->cls;
+  if (reason && f->reason != reason)
+    return ::testing::AssertionFailure() << kind << " is for " << f->reason;
+  return ::testing::AssertionSuccess();
+}
+
 TEST(RootCause, FirstFailingRankOverTheCascade) {
   const std::string log =
       "[rank0]: step 4200 loss 2.31\n"
@@ -260,9 +272,7 @@ TEST(LineReading, AnyCauseIsSurvivedWhenTrainingGoesOn) {
   const std::string after = falling_run(400);
   Diagnosis d = diagnose_text(log + after);
   EXPECT_NE(d.cls, "assertion");
-  const Finding* recovered = finding(d, "recovered");
-  ASSERT_NE(recovered, nullptr);
-  EXPECT_EQ(recovered->cls, "assertion");
+  EXPECT_TRUE(has_finding(d, "recovered", "assertion"));
   // A few readings flushed from a buffer after the crash are not survival.
   EXPECT_EQ(diagnose_text(log + "step 2 loss 2.9\nstep 3 loss 2.8\nstep 4 loss 2.7\n", 1).cls, "assertion");
 }
@@ -334,10 +344,7 @@ TEST(Termination, StopAfterTheLossWentWrong) {
     log += "epoch " + std::to_string(epoch) + " loss " + std::to_string(epoch < 5 ? 3.0 : 3e31) + "\n";
   Diagnosis d = diagnose_text(log + "TERM_OWNER: job killed by owner.\n", 143);
   EXPECT_EQ(d.cls, "loss_divergence");
-  const Finding* stop = finding(d, "stop");
-  ASSERT_NE(stop, nullptr);
-  EXPECT_EQ(stop->cls, "cancelled");
-  EXPECT_EQ(stop->reason, "after_training_problem");
+  EXPECT_TRUE(has_finding(d, "stop", "cancelled", "after_training_problem"));
   // With a healthy loss, the stop is the answer.
   std::string fine;
   for (int epoch = 1; epoch <= 40; ++epoch)
@@ -357,10 +364,7 @@ TEST(RootCause, EarliestFailureEventDecides) {
       "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n";
   Diagnosis d = diagnose_text(oom);
   EXPECT_EQ(d.cls, "oom_killer");
-  const Finding* set_aside = finding(d, "also_matched");
-  ASSERT_NE(set_aside, nullptr);
-  EXPECT_EQ(set_aside->cls, "nccl");
-  EXPECT_EQ(set_aside->reason, "earlier_event");
+  EXPECT_TRUE(has_finding(d, "also_matched", "nccl", "earlier_event"));
   // A peer-loss symptom (the remote process exited) is a consequence of the
   // failure, wherever it falls, and decides only when nothing else does.
   const std::string peer_lost =
@@ -369,9 +373,7 @@ TEST(RootCause, EarliestFailureEventDecides) {
   Diagnosis before = diagnose_text("step 100 loss 2.1\n" + peer_lost +
                                    "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n");
   EXPECT_EQ(before.cls, "cuda_oom");
-  const Finding* cascade = finding(before, "cascade");
-  ASSERT_NE(cascade, nullptr);
-  EXPECT_EQ(cascade->cls, "nccl");
+  EXPECT_TRUE(has_finding(before, "cascade", "nccl"));
   EXPECT_EQ(diagnose_text(peer_lost).cls, "nccl");
   // A missing file, then a crash on the way out much later: the first failure.
   std::string later_crash = "FileNotFoundError: [Errno 2] No such file or directory: 'data/train.bin'\n";
@@ -406,10 +408,7 @@ TEST(RootCause, AnExceptionDatesFromItsTraceback) {
       "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n";
   Diagnosis d = diagnose_text(interleaved);
   EXPECT_EQ(d.cls, "cuda_runtime");
-  const Finding* later = finding(d, "also_matched");
-  ASSERT_NE(later, nullptr);
-  EXPECT_EQ(later->cls, "cuda_oom");
-  EXPECT_EQ(later->reason, "earlier_rank");
+  EXPECT_TRUE(has_finding(d, "also_matched", "cuda_oom", "earlier_rank"));
   // A frame line and the final line of one long traceback are one event,
   // however far apart: inside it, rule order (the allocation failed while
   // a checkpoint was read).
