@@ -217,15 +217,7 @@ struct Resolver {
         add_markers(true);
         break;
       case Outcome::resume_without_load:
-        d.evidence.push_back(marker_evidence(static_cast<unsigned>(training.resume_request_rule), false));
-        weights.line(d.evidence.back(), 2);
-        notes.push_back(Note{NoteKind::no_checkpoint_loaded});
-        if (t.first && t.first->step <= 1) {
-          Note n{NoteKind::restarts_at};
-          n.reading = t.first;
-          notes.push_back(n);
-          weights.add(1);
-        }
+        resume_evidence();
         break;
       case Outcome::too_few_steps: {
         add_markers(true);
@@ -258,15 +250,50 @@ struct Resolver {
     d.g15 = info->g15;
   }
 
+  // What shows that a run started again from scratch: the checkpoint counter
+  // that went back to zero, the resume request, the first reading's step.
+  void resume_evidence() {
+    const Trajectory& t = d.trajectory;
+    if (const auto& r = training.counter_reset) {
+      RuleEvidence e;
+      e.count = 1;
+      e.first = r->after;
+      e.last = r->after;
+      d.evidence.push_back(make_evidence(rules, r->rule, e, r->after));
+      weights.line(d.evidence.back(), 2);
+      Note n{NoteKind::counter_restarted};
+      n.evidence = make_evidence(rules, r->rule, e, r->highest);
+      n.steps = r->from;
+      n.to_steps = r->to;
+      n.cause_line = r->after.line;
+      notes.push_back(n);
+    }
+    if (training.resume_request_rule >= 0) {
+      d.evidence.push_back(marker_evidence(static_cast<unsigned>(training.resume_request_rule), false));
+      weights.line(d.evidence.back(), 2);
+      if (!training.resume_loaded) notes.push_back(Note{NoteKind::no_checkpoint_loaded});
+    }
+    if (training.counters_restart && t.first) {
+      Note n{NoteKind::restarts_at};
+      n.reading = t.first;
+      notes.push_back(n);
+      weights.add(1);
+    }
+  }
+
   // A stop from outside (a limit, a cancel) tells how the job ended; when the
-  // loss had already gone wrong, that is the cause, and the stop a finding.
+  // loss had already gone wrong, or the run had started over from scratch,
+  // that is the cause, and the stop a finding.
   bool stopped_after_training_problem() {
     if (selection.root < 0) return false;
     const Candidate& root = selection.candidates[selection.root];
     const Outcome p = training.problem;
-    if (!root.info->stop || (p != Outcome::non_finite_loss && p != Outcome::diverging_loss))
+    const bool started_over = p == Outcome::resume_without_load &&
+                              (training.counter_reset || training.counters_restart);
+    if (!root.info->stop || (p != Outcome::non_finite_loss && p != Outcome::diverging_loss && !started_over))
       return false;
-    finding("stop", root.info->id, "after_training_problem", evidence_of(root));
+    finding("stop", root.info->id, started_over ? "after_restart" : "after_training_problem",
+            evidence_of(root));
     return true;
   }
 
@@ -301,7 +328,7 @@ struct Resolver {
     d.trajectory = scan.trajectory;
     d.launcher = scan.launcher;
     const bool clean_exit = !scan.exit_code || *scan.exit_code == 0;
-    training = read_training(rules, scan.per_rule, d.trajectory, scan.exit_code);
+    training = read_training(rules, scan.per_rule, d.trajectory, scan.counter_reset, scan.exit_code);
     selection = select_cause(rules, scan.per_rule, scan.exits, d.trajectory, training, clean_exit);
     set_aside_findings();
 

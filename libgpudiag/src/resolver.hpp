@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "counter_reader.hpp"
 #include "evidence_collector.hpp"
 #include "exit_status_reader.hpp"
 #include "gpudiag/diagnosis.hpp"
@@ -15,6 +16,7 @@ struct ScanResult {
   const std::vector<ExitStatusEvidence>& exits;
   Trajectory trajectory;
   std::optional<LauncherReport> launcher;
+  std::optional<CounterReset> counter_reset;
   std::optional<int> exit_code;
   std::uint64_t bytes = 0;
   std::uint64_t lines = 0;

@@ -60,7 +60,7 @@ constexpr Role kRoles[] = {Role::cause,      Role::context,        Role::progres
                            Role::completion, Role::resume,         Role::resume_request,
                            Role::launcher_report, Role::exit_status, Role::frame,
                            Role::traceback_start, Role::warning, Role::plan,
-                           Role::milestone};
+                           Role::milestone, Role::checkpoint_name};
 constexpr Severity kSeverities[] = {Severity::debug, Severity::info, Severity::warning,
                                      Severity::error, Severity::fatal};
 constexpr Outcome kOutcomes[] = {Outcome::none,         Outcome::non_finite_loss,

@@ -78,6 +78,7 @@ std::string_view to_string(Role role) {
     case Role::warning: return "warning";
     case Role::plan: return "plan";
     case Role::milestone: return "milestone";
+    case Role::checkpoint_name: return "checkpoint_name";
   }
   return "cause";
 }

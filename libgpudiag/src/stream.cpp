@@ -1,5 +1,6 @@
 #include <cstring>
 
+#include "counter_reader.hpp"
 #include "evidence_collector.hpp"
 #include "exit_status_reader.hpp"
 #include "gpudiag/diagnose.hpp"
@@ -25,13 +26,14 @@ const char* last_newline(std::string_view s) {
 struct Stream::Impl {
   std::shared_ptr<const RuleSet> rules;
   DiagnoseOptions options;
-  // Hits travel scanner -> launcher -> exit statuses -> trajectory ->
+  // Hits travel scanner -> launcher -> exit statuses -> checkpoint counters -> trajectory ->
   // tracebacks -> collector; the trajectory builder drops progress hits whose
   // line holds no reading, and the collector asks the two readers before it
   // about the exception a cause line closes.
   detail::TracebackReader tracebacks;
   detail::EvidenceCollector collector;
   detail::TrajectoryBuilder trajectory;
+  detail::CounterReader counters;
   detail::ExitStatusReader exits;
   detail::LauncherReportReader launcher;
   detail::LineScanner scanner;
@@ -44,7 +46,8 @@ struct Stream::Impl {
         tracebacks(rules->impl(), &collector),
         collector(rules->impl(), &tracebacks, &trajectory),
         trajectory(rules->impl(), &tracebacks),
-        exits(rules->impl(), &trajectory),
+        counters(rules->impl(), &trajectory),
+        exits(rules->impl(), &counters),
         launcher(rules->impl(), &exits),
         scanner(rules->impl(), launcher, options.text_cap) {
     if (options.chunk_size < 64) options.chunk_size = 64;
@@ -92,7 +95,7 @@ struct Stream::Impl {
     scanner.finish();  // carry stays alive: end-of-data matches may point into it
     carry.clear();
     detail::ScanResult result{collector.per_rule(), collector.logged(), exits.reports(), trajectory.finish(), launcher.finish(),
-                              options.exit_code, scanner.bytes(), scanner.lines()};
+                              counters.reset(), options.exit_code, scanner.bytes(), scanner.lines()};
     return detail::resolve(rules->impl(), result);
   }
 };

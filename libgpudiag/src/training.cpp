@@ -65,15 +65,48 @@ bool no_decrease_is_a_problem(const TrainingState& s, const Trajectory& t) {
   return !begins_mid_run(t);
 }
 
-// The problem the trajectory shows, the resume markers, then the step count;
-// an outcome no class carries is no problem this taxonomy can name.
+// What the first reading's step says of a requested resume. A resumed run
+// counts on from its checkpoint: its first step is at least the one the
+// checkpoint's name carries, or many logging intervals past zero, or its
+// first epoch is past the first ones. A fresh start reports its first step
+// within an interval or two of zero.
+void read_counters(TrainingState& s, const Trajectory& t) {
+  if (begins_mid_run(t)) {
+    s.counters_continue = true;
+    return;
+  }
+  if (!t.first || !t.first->step_reported) return;
+  const double first = static_cast<double>(t.first->step);
+  if (s.requested_step && *s.requested_step > 0) {
+    s.counters_continue = first >= *s.requested_step;
+    s.counters_restart = !s.counters_continue;
+    return;
+  }
+  if (first <= 1) {
+    s.counters_restart = true;
+    return;
+  }
+  if (t.readings < 3 || !t.last || !t.last->step_reported || t.last->step <= t.first->step) return;
+  const double interval =
+      static_cast<double>(t.last->step - t.first->step) / static_cast<double>(t.readings - 1);
+  s.counters_continue = first > 3 * interval;
+  s.counters_restart = first <= 2 * interval;
+}
+
+// The problem the trajectory shows, the resume evidence, then the step count;
+// an outcome no class carries is no problem this taxonomy can name. A
+// requested resume is a problem when no checkpoint was loaded and the
+// counters do not go on from one; a checkpoint counter back at zero is one
+// whatever was requested.
 Outcome training_problem(const Taxonomy& taxonomy, const TrainingState& s, const Trajectory& t) {
   Outcome o = Outcome::none;
   if (t.shape == TrajectoryShape::non_finite) o = Outcome::non_finite_loss;
+  else if (s.counter_reset) o = Outcome::resume_without_load;
   else if (t.shape == TrajectoryShape::diverged || t.shape == TrajectoryShape::plateau ||
            (t.shape == TrajectoryShape::no_decrease && no_decrease_is_a_problem(s, t)))
     o = Outcome::diverging_loss;
-  else if (s.resume_requested && !s.resume_loaded) o = Outcome::resume_without_load;
+  else if (s.resume_requested && !s.resume_loaded && !s.counters_continue)
+    o = Outcome::resume_without_load;
   else if (const ClassInfo* few = taxonomy.for_outcome(Outcome::too_few_steps);
            few && s.completed && s.steps && *s.steps <= *few->max_steps)
     o = Outcome::too_few_steps;
@@ -117,8 +150,11 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules,
 }
 
 TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
-                            const Trajectory& trajectory, std::optional<int> exit_code) {
+                            const Trajectory& trajectory,
+                            const std::optional<CounterReset>& counter_reset,
+                            std::optional<int> exit_code) {
   TrainingState s;
+  s.counter_reset = counter_reset;
   for (unsigned i = 0; i < rules.rules.size(); ++i) {
     const RuleEvidence& e = per_rule[i];
     if (e.count == 0) continue;
@@ -130,7 +166,10 @@ TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEv
       case Role::resume: s.resume_loaded = true; break;
       case Role::resume_request:
         s.resume_requested = true;
-        if (s.resume_request_rule < 0) s.resume_request_rule = static_cast<int>(i);
+        if (s.resume_request_rule < 0) {
+          s.resume_request_rule = static_cast<int>(i);
+          s.requested_step = number(make_evidence(rules, i, e, e.first).values, "step");
+        }
         break;
       default: break;
     }
@@ -149,6 +188,7 @@ TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEv
     s.completed = true;
     s.completion_line = trajectory.last->line;
   }
+  if (s.resume_requested) read_counters(s, trajectory);
   s.steps = steps_taken(rules, per_rule, trajectory);
   s.problem = training_problem(rules.taxonomy, s, trajectory);
   return s;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "counter_reader.hpp"
 #include "evidence_collector.hpp"
 #include "gpudiag/diagnosis.hpp"
 #include "rule_set_impl.hpp"
@@ -20,6 +21,13 @@ struct TrainingState {
   std::uint64_t completion_line = 0;  // the last completion line, or the last reading
   bool resume_requested = false, resume_loaded = false;
   int resume_request_rule = -1;
+  // The step the requested checkpoint's name carries (`checkpoint-500`).
+  std::optional<double> requested_step;
+  // What the step counters say of a requested resume: the first reading went
+  // on from the checkpoint (continued), or started again near zero.
+  bool counters_continue = false, counters_restart = false;
+  // A checkpoint counter that went back to near zero: the run started over.
+  std::optional<CounterReset> counter_reset;
   std::optional<double> steps;  // the optimisation steps the run reports
   // The training problem the loss or the step count shows (an outcome that a
   // class of the taxonomy carries), or none.
@@ -27,7 +35,9 @@ struct TrainingState {
 };
 
 TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
-                            const Trajectory& trajectory, std::optional<int> exit_code);
+                            const Trajectory& trajectory,
+                            const std::optional<CounterReset>& counter_reset,
+                            std::optional<int> exit_code);
 
 // Loss readings of the followed rank after `line` (in the kept series).
 std::size_t readings_after(const Trajectory& t, std::uint64_t line);

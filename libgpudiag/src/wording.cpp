@@ -137,6 +137,10 @@ std::string note_text(const Note& n) {
              ", lowest " + number(t->lowest->loss) + ", with no downward trend over " +
              std::to_string(t->readings) + " readings";
     case NoteKind::no_checkpoint_loaded: return "no line shows a checkpoint being loaded";
+    case NoteKind::counter_restarted:
+      return "the checkpoint counter went back from step " + number(n.steps) + " (line " +
+             std::to_string(n.evidence->line) + ") to step " + number(n.to_steps) + " (line " +
+             std::to_string(n.cause_line) + "): a run started over where an earlier one had got that far";
     case NoteKind::restarts_at:
       return "training starts over at " + where(*n.reading) + " with loss " + number(n.reading->loss);
     case NoteKind::completed_after_steps:
@@ -196,7 +200,10 @@ void word_finding(FindingFacts& x) {
     f.message = describe_exit(*x.exit_code) + " alone would suggest " + f.cls +
                 "; the log's evidence was preferred";
   } else if (f.kind == "stop") {
-    f.message = at + " says how the job was stopped; the loss had already gone wrong before it, which is the cause";
+    f.message = at + " says how the job was stopped; " +
+                (f.reason == "after_restart" ? "the run had already started over from scratch"
+                                             : "the loss had already gone wrong") +
+                " before it, which is the cause";
   } else if (f.kind == "trajectory") {
     f.message = "before it ended, the loss trajectory was " + std::string(to_string(x.shape));
   } else if (f.kind == "context" && f.reason == "below_severity") {

@@ -45,6 +45,7 @@ enum class NoteKind {
   loss_no_decrease,      // trajectory
   no_checkpoint_loaded,
   restarts_at,           // reading: the first reading
+  counter_restarted,     // evidence: the highest step's line; steps -> to_steps at cause_line
   completed_after_steps, // steps
   loss_fell,             // trajectory
   steps_advanced,        // steps
@@ -57,7 +58,7 @@ struct Note {
   std::optional<LossReading> reading;
   std::uint64_t cause_line = 0;
   bool stall = false;  // say whether the run was still moving
-  double steps = 0;
+  double steps = 0, to_steps = 0;
   const Trajectory* trajectory = nullptr;
   const LauncherReport* launcher = nullptr;
 };

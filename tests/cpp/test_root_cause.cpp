@@ -7,30 +7,8 @@
 using namespace gpudiag;
 using namespace gpudiag::testing;
 
-namespace {
-
-const Finding* finding(const Diagnosis& d, const std::string& kind) {
-  for (const auto& f : d.findings)
-    if (f.kind == kind) return &f;
-  return nullptr;
-}
-
-}  // namespace
-
 // Rank 2 runs out of memory; ranks 0, 1 and 3 then hit the watchdog and the
 // launcher reaps everyone with SIGABRT. The root cause is rank 2's OOM.
-// Whether the diagnosis holds a finding of `kind` that names `cls`, for
-// `reason` when one is given.
-::testing::AssertionResult has_finding(const Diagnosis& d, const char* kind, const char* cls,
-                                       const char* reason = nullptr) {
-  const Finding* f = finding(d, kind);
-  if (!f) return ::testing::AssertionFailure() << "no " << kind << " finding";
-  if (f->cls != cls) return ::testing::AssertionFailure() << kind << " names " << f->cls;
-  if (reason && f->reason != reason)
-    return ::testing::AssertionFailure() << kind << " is for " << f->reason;
-  return ::testing::AssertionSuccess();
-}
-
 TEST(RootCause, FirstFailingRankOverTheCascade) {
   const std::string log =
       "[rank0]: step 4200 loss 2.31\n"

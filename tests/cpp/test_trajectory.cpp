@@ -227,6 +227,53 @@ TEST(TrainingCorrectness, ResumeThatStartsOver) {
   EXPECT_EQ(not_asked.cls, "healthy");
 }
 
+// A requested resume, with any value, is judged by what the step counters
+// do: a run that counts on from its checkpoint resumed, one that starts again
+// near zero did not, whether or not a line says so.
+TEST(TrainingCorrectness, ResumeCountersSayWhetherTheRunWentOn) {
+  auto steps_from = [](int first, int count) {
+    std::string log;
+    for (int i = 0; i < count; ++i)
+      log += "step " + std::to_string(first + 10 * i) + " loss " + std::to_string(2.0 - 0.001 * i) + "\n";
+    return log + "training complete\n";
+  };
+  const std::string named = "+ python train.py --resume_from_checkpoint output/checkpoint-500 --bf16\n";
+  auto over = diagnose_text(named + steps_from(10, 30));
+  EXPECT_EQ(over.cls, "resume_from_scratch");
+  EXPECT_EQ(over.evidence.front().values.at("step"), "500");
+  EXPECT_EQ(diagnose_text(named + steps_from(510, 30)).cls, "healthy");
+  // A name without a step: the logging interval is the yardstick.
+  const std::string unnamed = "resume: runs/exp3/last.pt\n";
+  EXPECT_EQ(diagnose_text(unnamed + steps_from(10, 30)).cls, "resume_from_scratch");
+  EXPECT_EQ(diagnose_text(unnamed + steps_from(5000, 30)).cls, "healthy");
+  EXPECT_EQ(diagnose_text("resume: True\n" + steps_from(10, 30)).cls, "resume_from_scratch");
+  EXPECT_EQ(diagnose_text("resume_from_checkpoint: null\n" + steps_from(10, 30)).cls, "healthy");
+}
+
+// A checkpoint's global step that goes back to near zero in the place where
+// a run had got far: the job started over, and that, not the cancel that
+// followed, is its story. Another place (a sweep's next trial) or a listing
+// sorted by name is no restart.
+TEST(TrainingCorrectness, ACheckpointCounterBackAtZeroIsARestart) {
+  const std::string restarted =
+      "-rw-r----- 1 user group 209M Nov 29 05:14 'epoch=4849-step=53350.ckpt'\n"
+      "-rw-r----- 1 user group 209M Nov 29 07:49 'epoch=5460-step=60071.ckpt'\n"
+      "-rw-r----- 1 user group 209M Nov 29 10:59 'epoch=27-step=308.ckpt'\n"
+      "slurmstepd: error: *** STEP 4714782.0 ON gpu-node-001 CANCELLED AT 2023-11-29T15:47:21 ***\n";
+  Diagnosis d = diagnose_text(restarted);
+  EXPECT_EQ(d.cls, "resume_from_scratch");
+  EXPECT_EQ(d.evidence.front().line, 3u);
+  EXPECT_TRUE(has_finding(d, "stop", "cancelled", "after_restart"));
+  const std::string sweep =
+      "Saving model checkpoint to /runs/trial-1/checkpoint-2000\n"
+      "Saving model checkpoint to /runs/trial-2/checkpoint-10\n"
+      "slurmstepd: error: *** STEP 4714782.0 ON gpu-node-001 CANCELLED AT 2023-11-29T15:47:21 ***\n";
+  EXPECT_EQ(diagnose_text(sweep).cls, "cancelled");
+  const std::string listing = "checkpoint-1000\ncheckpoint-10000\ncheckpoint-100000\ncheckpoint-2000\n"
+                              "slurmstepd: error: *** STEP 4714782.0 ON gpu-node-001 CANCELLED AT 2023-11-29T15:47:21 ***\n";
+  EXPECT_EQ(diagnose_text(listing).cls, "cancelled");
+}
+
 TEST(TrainingCorrectness, UndertrainedCountsSteps) {
   auto short_run = diagnose_text("step 1 loss 8.75\nstep 2 loss 4.23\ntraining finished: 2 steps in 0.1s\n", 0);
   EXPECT_EQ(short_run.cls, "undertrained");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -60,6 +61,24 @@ inline Diagnosis diagnose_text(const std::string& log, std::optional<int> exit_c
   o.exit_code = exit_code;
   o.chunk_size = chunk_size;
   return diagnose_bytes(shipped_rules(), log, o);
+}
+
+inline const Finding* finding(const Diagnosis& d, const std::string& kind) {
+  for (const auto& f : d.findings)
+    if (f.kind == kind) return &f;
+  return nullptr;
+}
+
+// Whether the diagnosis holds a finding of `kind` that names `cls`, for
+// `reason` when one is given.
+inline ::testing::AssertionResult has_finding(const Diagnosis& d, const char* kind, const char* cls,
+                                              const char* reason = nullptr) {
+  const Finding* f = finding(d, kind);
+  if (!f) return ::testing::AssertionFailure() << "no " << kind << " finding";
+  if (f->cls != cls) return ::testing::AssertionFailure() << kind << " names " << f->cls;
+  if (reason && f->reason != reason)
+    return ::testing::AssertionFailure() << kind << " is for " << f->reason;
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace gpudiag::testing

@@ -31,6 +31,9 @@ enum class Role {
   warning,    // a Python warning's first line: the line after it continues it
   plan,       // the run's planned length (extract "epochs" or "steps")
   milestone,  // how far the run got ("epochs", "steps", and "of" when the line states the total)
+  // A checkpoint's name that carries the run's global step (extract "step",
+  // and "place", the directory, where the line names it).
+  checkpoint_name,
 };
 std::string_view to_string(Role role);
 
