@@ -42,6 +42,7 @@ std::string behaviour(const ClassInfo& c) {
   if (c.survivable) add("survivable");
   if (c.stall) add("says whether training had stalled");
   if (c.stop) add("a stop: a loss that had already gone wrong is the cause");
+  if (c.resume_failure) add("a resume failure: a run that went on after it started over");
   if (c.outcome != Outcome::none) {
     std::string o = "outcome " + std::string(to_string(c.outcome));
     if (c.max_steps) o += " (at most " + std::to_string(static_cast<long long>(*c.max_steps)) + " steps)";

@@ -155,6 +155,7 @@ void bind_rules(py::module_& m) {
       .def_property_readonly("tier", [](const ClassInfo& c) { return std::string(to_string(c.tier)); })
       .def_readonly("survivable", &ClassInfo::survivable)
       .def_readonly("stall", &ClassInfo::stall)
+      .def_readonly("resume_failure", &ClassInfo::resume_failure)
       .def_property_readonly("outcome", [](const ClassInfo& c) { return std::string(to_string(c.outcome)); })
       .def_readonly("max_steps", &ClassInfo::max_steps)
       .def_readonly("source", &ClassInfo::source);

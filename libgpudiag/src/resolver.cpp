@@ -48,6 +48,7 @@ struct Resolver {
   std::vector<Note> notes;
   std::vector<FindingFacts> findings;
   const ClassInfo* info = nullptr;
+  int resume_failed = -1;  // the candidate whose failed load the run went on after
 
   Evidence evidence_of(const Candidate& c, bool last = false) const {
     const RuleEvidence& e = *c.evidence;
@@ -87,8 +88,10 @@ struct Resolver {
                                                                       : "after_last_reading";
       }
     }
-    for (const auto& c : selection.candidates) {
+    for (std::size_t i = 0; i < selection.candidates.size(); ++i) {
+      const Candidate& c = selection.candidates[i];
       if (c.standing != Standing::completed_after && c.standing != Standing::trained_after) continue;
+      if (static_cast<int>(i) == resume_failed) continue;  // evidence of the restart instead
       auto& x = finding("recovered", c.info->id,
                         c.standing == Standing::completed_after ? "completed_after" : "trained_after",
                         evidence_of(c, true));
@@ -250,6 +253,30 @@ struct Resolver {
     d.g15 = info->g15;
   }
 
+  // In a run asked to resume, a failure to load the checkpoint before
+  // training began that the run went on after is no recovery: the run started
+  // over. Unless a checkpoint was loaded after all, or the counters go on from
+  // one. Without a request, such a failure is a fine-tune's partial load of
+  // pretrained weights (a new head's size mismatch), which is no problem.
+  void went_on_after_failed_resume() {
+    const Outcome p = training.problem;
+    if ((p != Outcome::none && p != Outcome::too_few_steps && p != Outcome::resume_without_load) ||
+        !training.resume_requested || training.resume_loaded || training.counters_continue ||
+        !taxonomy.for_outcome(Outcome::resume_without_load))
+      return;
+    const Trajectory& t = d.trajectory;
+    for (std::size_t i = 0; i < selection.candidates.size(); ++i) {
+      const Candidate& c = selection.candidates[i];
+      if (!c.info->resume_failure ||
+          (c.standing != Standing::completed_after && c.standing != Standing::trained_after) ||
+          (t.first && c.evidence->first.line > t.first->line))
+        continue;
+      resume_failed = static_cast<int>(i);
+      training.problem = Outcome::resume_without_load;
+      return;
+    }
+  }
+
   // What shows that a run started again from scratch: the checkpoint counter
   // that went back to zero, the resume request, the first reading's step.
   void resume_evidence() {
@@ -267,6 +294,10 @@ struct Resolver {
       n.to_steps = r->to;
       n.cause_line = r->after.line;
       notes.push_back(n);
+    }
+    if (resume_failed >= 0) {
+      d.evidence.push_back(evidence_of(selection.candidates[resume_failed]));
+      weights.line(d.evidence.back(), 2);
     }
     if (training.resume_request_rule >= 0) {
       d.evidence.push_back(marker_evidence(static_cast<unsigned>(training.resume_request_rule), false));
@@ -330,6 +361,7 @@ struct Resolver {
     const bool clean_exit = !scan.exit_code || *scan.exit_code == 0;
     training = read_training(rules, scan.per_rule, d.trajectory, scan.counter_reset, scan.exit_code);
     selection = select_cause(rules, scan.per_rule, scan.exits, d.trajectory, training, clean_exit);
+    went_on_after_failed_resume();
     set_aside_findings();
 
     const std::optional<int> signo = signal_of(scan.exit_code);

@@ -132,6 +132,8 @@ void parse_behaviour(const Context& ctx, element value, ClassInfo& c) {
       c.survivable = get_bool(ctx, v, "\"survivable\"");
     } else if (key == "stop") {
       c.stop = get_bool(ctx, v, "\"stop\"");
+    } else if (key == "resume_failure") {
+      c.resume_failure = get_bool(ctx, v, "\"resume_failure\"");
     } else if (key == "stall") {
       c.stall = get_bool(ctx, v, "\"stall\"");
     } else if (key == "outcome") {

@@ -188,7 +188,7 @@ TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEv
     s.completed = true;
     s.completion_line = trajectory.last->line;
   }
-  if (s.resume_requested) read_counters(s, trajectory);
+  read_counters(s, trajectory);
   s.steps = steps_taken(rules, per_rule, trajectory);
   s.problem = training_problem(rules.taxonomy, s, trajectory);
   return s;

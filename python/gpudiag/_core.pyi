@@ -112,6 +112,7 @@ class ClassInfo:
     tier: str
     survivable: bool
     stall: bool
+    resume_failure: bool
     outcome: str
     max_steps: Optional[float]
     source: str

@@ -68,6 +68,32 @@ TEST(RootCause, RecoveredFailuresDoNotDecide) {
             "cuda_oom");
 }
 
+// In a run asked to resume, a checkpoint that failed to load before training
+// began, in a run that then trained and completed, is no recovery: the run
+// started over from scratch. Unless the counters show it went on from a
+// checkpoint after all. Without a request it is a fine-tune's partial load.
+TEST(RootCause, AFailedResumeThatTheRunWentOnAfterIsARestart) {
+  const std::string mismatch =
+      "Error(s) in loading state_dict for GPT: size mismatch for wte.weight: copying a param\n";
+  const std::string failed = "+ python train.py --resume_from_checkpoint runs/gpt/last.pt\n" + mismatch;
+  std::string fresh, resumed;
+  for (int s = 10; s <= 200; s += 10) {
+    fresh += "step " + std::to_string(s) + " loss " + std::to_string(3.0 / s) + "\n";
+    resumed += "step " + std::to_string(5000 + s) + " loss " + std::to_string(0.5 - s / 1000.0) + "\n";
+  }
+  Diagnosis d = diagnose_text(failed + fresh + "training complete\n", 0);
+  EXPECT_EQ(d.cls, "resume_from_scratch");
+  ASSERT_FALSE(d.evidence.empty());
+  EXPECT_EQ(d.evidence.front().cls, "checkpoint_load_error");
+  EXPECT_EQ(finding(d, "recovered"), nullptr);
+  EXPECT_EQ(diagnose_text(failed + resumed + "training complete\n", 0).cls, "healthy");
+  Diagnosis fine_tune = diagnose_text(mismatch + fresh + "training complete\n", 0);
+  EXPECT_EQ(fine_tune.cls, "healthy");
+  EXPECT_TRUE(has_finding(fine_tune, "recovered", "checkpoint_load_error"));
+  // The same error as the log's last word is the cause.
+  EXPECT_EQ(diagnose_text(fresh + failed).cls, "checkpoint_load_error");
+}
+
 TEST(RootCause, ApplicationXidIsNotHardware) {
   Diagnosis d = diagnose_text(
       "[669598.79] NVRM: Xid (PCI:0000:9a:00): 31, pid=121814, name=python, Ch 00000008, MMU Fault\n"

@@ -59,6 +59,9 @@ struct ClassInfo {
   // when the loss had already gone wrong before it, the training problem is
   // the cause and the stop a finding.
   bool stop = false;
+  // A failure to load the checkpoint a run resumes from: one the run went on
+  // after means it started over from scratch, not that it recovered.
+  bool resume_failure = false;
   Outcome outcome = Outcome::none;
   std::optional<double> max_steps;  // with outcome too_few_steps: the most steps that count
   std::string source;               // the file that declared the card
