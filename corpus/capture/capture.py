@@ -62,10 +62,13 @@ def command(sc: Scenario, work: Path):
     if sc.launch == "job":
         # A batch script as a scheduler runs it: bash reports a signalled command itself.
         job = work / "job.sh"
+        earlier = expand(sc.earlier, work)
         job.write_text("#!/bin/bash\n"
                        "echo \"job started on $(hostname) at $(date -Is)\"\n"
                        f"cd {work}\n"
                        + ("set -x\n" if sc.trace else "")
+                       + (f"{python} {script} {' '.join(earlier)}\n"
+                          "echo \"second run started on $(hostname) at $(date -Is)\"\n" if earlier else "")
                        + f"{python} {script} {' '.join(args)}\n")
         return ["bash", str(job)]
     if sc.launch == "ranks":

@@ -27,6 +27,10 @@ class Scenario:
     trace: bool = False  # the batch script echoes its commands (set -x)
     env: Dict[str, str] = field(default_factory=dict)
     setup: Tuple[str, ...] = ()
+    # A job only: an earlier run of the same workload with these arguments runs first in the same
+    # job, its output in the same log, as a requeued Slurm job appends to its output file, or a
+    # sweep runs its trials one after another.
+    earlier: Tuple[str, ...] = ()
     timeout: float = 180.0
 
 
@@ -258,6 +262,14 @@ add("resume_from_scratch", "lightning", *LT, "--resume-from", "{work}/checkpoint
 add("resume_from_scratch", "lightning", *LT, "--resume-from", "{work}/checkpoints/last.ckpt", "--tqdm", setup=("lightning_ckpt",), launch="job", trace=True)
 add("resume_from_scratch", "plain", "--resume-dir", "{work}/ckpt", "--style", "json", setup=("ckpt",), launch="job", trace=True)
 add("resume_from_scratch", "hf", *HF, "--resume", "{work}/out/checkpoint-15", "--forget-resume", "--print-args", "--no-tqdm", setup=("hf_ckpt",), launch="job")
+# a relative path, as a job script in its working directory passes it
+add("resume_from_scratch", "plain", "--resume-dir", "ckpt", "--print-args", "--style", "iter", setup=("ckpt",), launch="job")
+add("resume_from_scratch", "hf", *HF, "--resume", "out/checkpoint-30", "--forget-resume", "--print-args", setup=("hf_ckpt",), launch="job", trace=True)
+# a requeued job whose second attempt ignores the checkpoint: its checkpoint names start over
+add("resume_from_scratch", "lightning", *LT, "--resume-from", "{work}/checkpoints/last.ckpt", "--save", "--verbose-ckpt",
+    "--save-every", "10", "--max-epochs", "2", "--no-bar", "--print-args", launch="job",
+    earlier=(*LT, "--save", "--verbose-ckpt", "--save-every", "10", "--max-steps", "1200", "--max-epochs", "100",
+             "--no-bar"))
 
 add("checkpoint_load_error", "plain", "--resume", "{work}/ckpt/last.pt", setup=("ckpt_hidden32",))
 add("checkpoint_load_error", "plain", "--resume", "{work}/ckpt/last.pt", setup=("ckpt_ddp_prefixed",), launch="job")
@@ -347,3 +359,15 @@ add("healthy", "lightning", *LT, "--tqdm", "--max-epochs", "4", launch="job")
 add("healthy", "lightning", *LT, "--ckpt-path", "{work}/checkpoints/last.ckpt", "--max-epochs", "3", "--no-bar",
     setup=("lightning_ckpt",))
 add("healthy", "lightning", *LT, "--max-epochs", "2", "--tqdm", launch="torchrun", tee=False)
+# look-alikes of the training-correctness classes: a resume that does not announce its load (its
+# counters go on), validation losses above the training loss, a checkpoint saved at every step
+add("healthy", "plain", "--resume", "ckpt/last.pt", "--quiet-resume", "--steps", "200", "--print-args",
+    setup=("ckpt",), launch="job")
+add("healthy", "plain", "--eval-every", "50", "--steps", "300", "--style", "epoch")
+add("healthy", "hf", *HF, "--max-steps", "80", "--eval-steps", "20", "--lr", "5e-3")
+add("healthy", "plain", "--save", "{work}/ckpt", "--save-every", "1", "--steps", "120", "--log-every", "5", launch="job")
+# a sweep: two trials in one job, each saving its own step-named checkpoints in its own directory
+add("healthy", "lightning", "--root", "{work}/trial-2", "--lr", "1e-3", "--save", "--verbose-ckpt", "--save-every", "10",
+    "--max-epochs", "2", "--no-bar", launch="job",
+    earlier=("--root", "{work}/trial-1", "--save", "--verbose-ckpt", "--save-every", "10", "--max-steps", "1200",
+             "--max-epochs", "100", "--no-bar"))

@@ -54,6 +54,7 @@ def parse_args(argv=None):
                    help="accepts --resume but does not pass it to train()")
     p.add_argument("--drop-labels", action="store_true")
     p.add_argument("--bad-eval-config", action="store_true")
+    p.add_argument("--eval-steps", type=int, default=0, help="evaluate every N steps (logs eval_loss)")
     p.add_argument("--nan-at", type=int, default=0, help="poison the weights at this step")
     p.add_argument("--fault", help="a fault of faults.py, provoked at --fault-step")
     p.add_argument("--fault-step", type=int, default=20)
@@ -89,6 +90,8 @@ def main(argv=None):
                        scheduler=None)
 
     extra = {}
+    if args.eval_steps:
+        extra = {"eval_strategy": "steps", "eval_steps": args.eval_steps}
     if args.bad_eval_config:
         extra = {"eval_strategy": "steps", "save_strategy": "epoch", "load_best_model_at_end": True}
     targs = TrainingArguments(
@@ -97,7 +100,9 @@ def main(argv=None):
         save_steps=args.save_steps or 10_000, save_strategy="steps" if args.save_steps else "no",
         report_to="none", disable_tqdm=args.no_tqdm, seed=args.seed, use_cpu=True, **extra)
     train = Patterned(args.samples, 32, 128, args.seed, args.drop_labels)
-    trainer = Trainer(model=model, args=targs, train_dataset=train, callbacks=[Faults()])
+    evaluation = Patterned(64, 32, 128, args.seed + 1, False) if args.eval_steps else None
+    trainer = Trainer(model=model, args=targs, train_dataset=train, eval_dataset=evaluation,
+                      callbacks=[Faults()])
     resume = None if args.forget_resume else args.resume
     result = trainer.train(resume_from_checkpoint=resume)
     if args.save_steps:

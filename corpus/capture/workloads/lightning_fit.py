@@ -19,6 +19,9 @@ def parse_args(argv=None):
     p.add_argument("--root", default=".")
     p.add_argument("--ckpt-path", help="trainer.fit(ckpt_path=...)")
     p.add_argument("--save", action="store_true", help="keep checkpoints (ModelCheckpoint)")
+    p.add_argument("--save-every", type=int, default=20, help="ModelCheckpoint's every_n_train_steps")
+    p.add_argument("--verbose-ckpt", action="store_true",
+                   help="ModelCheckpoint monitors train_loss and logs every save")
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--nan-at", type=int, default=0)
@@ -75,8 +78,9 @@ def main(argv=None):
     if args.tqdm:
         callbacks.append(TQDMProgressBar(refresh_rate=5))
     if args.save:
-        callbacks.append(ModelCheckpoint(dirpath=f"{args.root}/checkpoints", every_n_train_steps=20,
-                                         save_last=True))
+        monitor = {"monitor": "train_loss", "verbose": True} if args.verbose_ckpt else {}
+        callbacks.append(ModelCheckpoint(dirpath=f"{args.root}/checkpoints", every_n_train_steps=args.save_every,
+                                         save_last=True, **monitor))
     trainer = L.Trainer(max_epochs=args.max_epochs, max_steps=args.max_steps, accelerator=args.accelerator,
                         devices=1, precision=args.precision, default_root_dir=args.root,
                         enable_checkpointing=args.save, logger=False, callbacks=callbacks,

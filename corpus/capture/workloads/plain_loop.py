@@ -91,6 +91,10 @@ def parse_args(argv=None):
     p.add_argument("--resume", help="checkpoint file to resume from")
     p.add_argument("--resume-dir", help="directory to resume from (looks for last.pt)")
     p.add_argument("--strict-resume", action="store_true")
+    p.add_argument("--quiet-resume", action="store_true",
+                   help="load --resume without announcing it, as many scripts do")
+    p.add_argument("--eval-every", type=int, default=0,
+                   help="evaluate on held-out batches every N steps and log the validation loss")
     p.add_argument("--require", help="a module the model code imports")
     p.add_argument("--require-name", help="'module:name' imported from a module")
     p.add_argument("--native-lib", help="a shared library the kernels load")
@@ -149,7 +153,8 @@ def main(argv=None):
         model.load_state_dict(state["model"], strict=True)
         optimizer.load_state_dict(state["optimizer"])
         step = state["step"]
-        print(f"resumed from {args.resume} at step {step}")
+        if not args.quiet_resume:
+            print(f"resumed from {args.resume} at step {step}")
     if args.resume_dir:
         # Looks for the file under the name an older version of this script used.
         path = os.path.join(args.resume_dir, "checkpoint_last.pt")
@@ -171,6 +176,7 @@ def main(argv=None):
             print(f"probe allocation failed, falling back to a smaller buffer: {e}")
 
     loss_fn = nn.MSELoss()
+    held_out = Synthetic(256, dim, args.seed + 1) if args.eval_every else None
     start = time.monotonic()
     epoch = 0
     done = False
@@ -194,6 +200,12 @@ def main(argv=None):
                 if step % args.log_every == 0 or step == 1:
                     print(log_line(args.style, epoch, step, args.steps, loss.item(),
                                    optimizer.param_groups[0]["lr"]), flush=True)
+                if held_out is not None and step % args.eval_every == 0:
+                    with torch.no_grad():
+                        # A different input distribution: the validation loss sits above the training loss.
+                        val = loss_fn(model(held_out.x.to(device)), held_out.y.to(device)).item()
+                    print(f"epoch {epoch} step {step} | validation | val_loss {val:.4f} | best_val_loss "
+                          f"{val:.4f}", flush=True)
                 if args.save and args.save_every and step % args.save_every == 0:
                     os.makedirs(args.save, exist_ok=True)
                     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
