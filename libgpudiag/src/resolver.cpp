@@ -236,6 +236,12 @@ struct Resolver {
           notes.push_back(loss);
           weights.add(1);
         }
+        if (training.resume_request_rule >= 0 && training.counters_continue && t.first) {
+          Note n{NoteKind::resumed_at};
+          n.evidence = marker_evidence(static_cast<unsigned>(training.resume_request_rule), false);
+          n.reading = t.first;
+          notes.push_back(n);
+        }
         if (training.steps) {
           Note n{NoteKind::steps_advanced};
           n.steps = *training.steps;

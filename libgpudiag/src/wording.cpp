@@ -141,6 +141,10 @@ std::string note_text(const Note& n) {
       return "the checkpoint counter went back from step " + number(n.steps) + " (line " +
              std::to_string(n.evidence->line) + ") to step " + number(n.to_steps) + " (line " +
              std::to_string(n.cause_line) + "): a run started over where an earlier one had got that far";
+    case NoteKind::resumed_at:
+      return "asked to resume (line " + std::to_string(n.evidence->line) + "), the first reading is at " +
+             where(*n.reading) + " (loss " + number(n.reading->loss) +
+             "), past where a fresh start would be: the run resumed";
     case NoteKind::restarts_at:
       return "training starts over at " + where(*n.reading) + " with loss " + number(n.reading->loss);
     case NoteKind::completed_after_steps:

@@ -45,6 +45,7 @@ enum class NoteKind {
   loss_no_decrease,      // trajectory
   no_checkpoint_loaded,
   restarts_at,           // reading: the first reading
+  resumed_at,            // evidence: the resume request; reading: the first reading, which went on
   counter_restarted,     // evidence: the highest step's line; steps -> to_steps at cause_line
   completed_after_steps, // steps
   loss_fell,             // trajectory

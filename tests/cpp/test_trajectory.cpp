@@ -241,7 +241,9 @@ TEST(TrainingCorrectness, ResumeCountersSayWhetherTheRunWentOn) {
   auto over = diagnose_text(named + steps_from(10, 30));
   EXPECT_EQ(over.cls, "resume_from_scratch");
   EXPECT_EQ(over.evidence.front().values.at("step"), "500");
-  EXPECT_EQ(diagnose_text(named + steps_from(510, 30)).cls, "healthy");
+  Diagnosis went_on = diagnose_text(named + steps_from(510, 30));
+  EXPECT_EQ(went_on.cls, "healthy");
+  EXPECT_NE(joined(went_on.verdict.shows).find("the run resumed"), std::string::npos);
   // A name without a step: the logging interval is the yardstick.
   const std::string unnamed = "resume: runs/exp3/last.pt\n";
   EXPECT_EQ(diagnose_text(unnamed + steps_from(10, 30)).cls, "resume_from_scratch");

@@ -63,6 +63,13 @@ inline Diagnosis diagnose_text(const std::string& log, std::optional<int> exit_c
   return diagnose_bytes(shipped_rules(), log, o);
 }
 
+// A verdict part as one text, to look for a phrase in.
+inline std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
 inline const Finding* finding(const Diagnosis& d, const std::string& kind) {
   for (const auto& f : d.findings)
     if (f.kind == kind) return &f;
