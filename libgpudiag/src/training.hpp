@@ -23,8 +23,9 @@ struct TrainingState {
   int resume_request_rule = -1;
   // The step the requested checkpoint's name carries (`checkpoint-500`).
   std::optional<double> requested_step;
-  // What the step counters say of a requested resume: the first reading went
-  // on from the checkpoint (continued), or started again near zero.
+  // What the first reading's step says of a resume, read whether or not one
+  // was requested (a failed checkpoint load can ask too): it went on from a
+  // checkpoint (continued), or started again near zero.
   bool counters_continue = false, counters_restart = false;
   // A checkpoint counter that went back to near zero: the run started over.
   std::optional<CounterReset> counter_reset;
