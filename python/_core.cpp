@@ -41,6 +41,13 @@ auto optional_string(std::string T::*member) {
   };
 }
 
+// A series as a tuple of (step, loss) pairs.
+py::tuple series_tuple(const std::vector<LossReading>& series) {
+  py::list out;
+  for (const auto& r : series) out.append(py::make_tuple(r.step, r.loss));
+  return py::tuple(out);
+}
+
 DiagnoseOptions make_options(std::optional<int> exit_code, std::size_t chunk_size,
                              std::size_t text_cap) {
   DiagnoseOptions o;
@@ -77,6 +84,13 @@ void bind_results(py::module_& m) {
       .def_readonly("loss", &LossReading::loss)
       .def_readonly("line", &LossReading::line)
       .def_readonly("step_reported", &LossReading::step_reported);
+  py::class_<EvaluationSeries>(m, "EvaluationSeries", "The evaluation loss, apart from the training loss.")
+      .def_readonly("readings", &EvaluationSeries::readings)
+      .def_readonly("first", &EvaluationSeries::first)
+      .def_readonly("last", &EvaluationSeries::last)
+      .def_readonly("lowest", &EvaluationSeries::lowest)
+      .def_readonly("peak", &EvaluationSeries::peak)
+      .def_property_readonly("series", [](const EvaluationSeries& e) { return series_tuple(e.series); });
   py::class_<Trajectory>(m, "Trajectory", "The training loss of one rank.")
       .def_property_readonly("shape", [](const Trajectory& t) { return std::string(to_string(t.shape)); })
       .def_readonly("readings", &Trajectory::readings)
@@ -88,11 +102,8 @@ void bind_results(py::module_& m) {
       .def_readonly("lowest", &Trajectory::lowest)
       .def_readonly("peak", &Trajectory::peak)
       .def_readonly("first_non_finite", &Trajectory::first_non_finite)
-      .def_property_readonly("series", [](const Trajectory& t) {
-        py::list out;
-        for (const auto& r : t.series) out.append(py::make_tuple(r.step, r.loss));
-        return py::tuple(out);
-      });
+      .def_property_readonly("series", [](const Trajectory& t) { return series_tuple(t.series); })
+      .def_readonly("evaluation", &Trajectory::evaluation);
   py::class_<FailedWorker>(m, "FailedWorker", "One failed worker of a launcher's summary.")
       .def_readonly("rank", &FailedWorker::rank)
       .def_readonly("local_rank", &FailedWorker::local_rank)

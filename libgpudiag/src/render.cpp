@@ -102,6 +102,34 @@ void write_launcher(detail::JsonWriter& w, const std::optional<LauncherReport>& 
   w.end_object();
 }
 
+// [step, loss] pairs.
+void write_series(detail::JsonWriter& w, const std::vector<LossReading>& series) {
+  w.begin_array();
+  for (const auto& r : series) {
+    w.begin_array();
+    w.value(static_cast<unsigned long long>(r.step));
+    write_loss(w, r.loss);
+    w.end_array();
+  }
+  w.end_array();
+}
+
+void write_evaluation(detail::JsonWriter& w, const EvaluationSeries& e) {
+  w.begin_object();
+  w.key("readings").value(static_cast<unsigned long long>(e.readings));
+  w.key("first");
+  write_reading(w, e.first);
+  w.key("last");
+  write_reading(w, e.last);
+  w.key("lowest");
+  write_reading(w, e.lowest);
+  w.key("peak");
+  write_reading(w, e.peak);
+  w.key("series");
+  write_series(w, e.series);
+  w.end_object();
+}
+
 void write_trajectory(detail::JsonWriter& w, const Trajectory& t) {
   w.begin_object();
   w.key("shape").value(to_string(t.shape));
@@ -122,14 +150,10 @@ void write_trajectory(detail::JsonWriter& w, const Trajectory& t) {
   write_reading(w, t.peak);
   w.key("first_non_finite");
   write_reading(w, t.first_non_finite);
-  w.key("series").begin_array();
-  for (const auto& r : t.series) {
-    w.begin_array();
-    w.value(static_cast<unsigned long long>(r.step));
-    write_loss(w, r.loss);
-    w.end_array();
-  }
-  w.end_array();
+  w.key("series");
+  write_series(w, t.series);
+  w.key("evaluation");
+  write_evaluation(w, t.evaluation);
   w.end_object();
 }
 

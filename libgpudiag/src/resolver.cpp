@@ -191,6 +191,34 @@ struct Resolver {
     }
   }
 
+  // The steps the run took, or the budget its plan lines allow and the lines
+  // that state it, and an evaluation loss still at chance.
+  void too_few_steps_evidence() {
+    add_markers(true);
+    if (training.steps) {
+      Note n{NoteKind::completed_after_steps};
+      n.steps = *training.steps;
+      notes.push_back(n);
+    } else {
+      Note n{NoteKind::step_budget};
+      n.budget = &*training.budget;
+      for (const StepBudget::Source& at : training.budget->sources) {
+        d.evidence.push_back(make_evidence(rules, at.rule, scan.per_rule[at.rule], *at.hit));
+        weights.line(d.evidence.back(), 1);
+        n.lines.push_back(d.evidence.back().line);
+      }
+      notes.push_back(n);
+    }
+    if (training.evaluation_at_chance) {
+      Note n{NoteKind::evaluation_at_chance};
+      n.reading = d.trajectory.evaluation.last;
+      n.steps = *training.evaluation_at_chance;
+      notes.push_back(n);
+      weights.add(1);
+    }
+    if (scan.exit_code) weights.add(1);
+  }
+
   // No line names a cause: training correctness decides, from the trajectory
   // and the markers.
   void from_training(bool clean_exit, bool failed_after_completion) {
@@ -222,14 +250,9 @@ struct Resolver {
       case Outcome::resume_without_load:
         resume_evidence();
         break;
-      case Outcome::too_few_steps: {
-        add_markers(true);
-        Note n{NoteKind::completed_after_steps};
-        n.steps = *training.steps;
-        notes.push_back(n);
-        if (scan.exit_code) weights.add(1);
+      case Outcome::too_few_steps:
+        too_few_steps_evidence();
         break;
-      }
       case Outcome::completed:
         add_markers(true);
         if (t.shape == TrajectoryShape::decreasing) {

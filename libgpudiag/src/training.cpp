@@ -1,5 +1,7 @@
 #include "training.hpp"
 
+#include "trajectory_builder.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -36,6 +38,51 @@ std::optional<double> steps_taken(const RuleSet::Impl& rules,
     if (runtime && rate) take(std::round(*runtime * *rate));
   }
   return steps;
+}
+
+// The step budget the plan lines give. A stated number of steps wins; else
+// the training set's size over the batch of one optimisation step (the
+// per-step batch times the accumulation, or a total that counts it) times the
+// epochs, where all are stated. Per-device batches on several devices make a
+// larger real batch, so the budget is then an upper bound.
+std::optional<StepBudget> read_budget(const RuleSet::Impl& rules,
+                                      const std::vector<RuleEvidence>& per_rule) {
+  using Source = std::optional<StepBudget::Source>;
+  StepBudget b;
+  std::optional<double> stated, total_batch;
+  Source stated_at, samples_at, batch_at, accumulation_at, epochs_at;
+  for (unsigned i = 0; i < rules.rules.size(); ++i) {
+    const RuleEvidence& e = per_rule[i];
+    if (e.count == 0 || rules.rules[i].role != Role::plan) continue;
+    // One rule states several values on different lines (the epochs on one,
+    // the steps on another): its first and its last line are read, the last
+    // winning.
+    for (const RecordedHit* hit : {&e.first, &e.last}) {
+      if (hit == &e.last && e.count < 2) break;
+      const Evidence ev = make_evidence(rules, i, e, *hit);
+      auto take = [&](const char* name, std::optional<double>& into, Source& at) {
+        if (auto v = number(ev.values, name); v && *v > 0) into = v, at = StepBudget::Source{i, hit};
+      };
+      take("steps", stated, stated_at);
+      take("samples", b.samples, samples_at);
+      take("batch", b.batch, batch_at);
+      take("total_batch", total_batch, batch_at);
+      take("accumulation", b.accumulation, accumulation_at);
+      take("epochs", b.epochs, epochs_at);
+    }
+  }
+  if (stated) {
+    StepBudget s;
+    s.steps = *stated;
+    s.sources = {*stated_at};
+    return s;
+  }
+  if (!b.samples || !(b.batch || total_batch) || !b.epochs) return std::nullopt;
+  if (total_batch) b.batch = total_batch, b.accumulation.reset(), accumulation_at.reset();
+  b.steps = std::ceil(*b.samples / (*b.batch * b.accumulation.value_or(1))) * *b.epochs;
+  for (const Source& at : {samples_at, batch_at, accumulation_at, epochs_at})
+    if (at) b.sources.push_back(*at);
+  return b;
 }
 
 // Whether the late losses (the last third of the kept series) sit well above
@@ -93,6 +140,18 @@ void read_counters(TrainingState& s, const Trajectory& t) {
   s.counters_restart = first <= 2 * interval;
 }
 
+// Whether a completed run took too few steps to learn: no more than the
+// card's handful, or few enough that an evaluation loss still at chance says
+// training ended before it began to learn (a longer run that ends there has
+// stalled: its loss shows that).
+bool too_few_steps(const Taxonomy& taxonomy, const TrainingState& s) {
+  constexpr double kFewStepsAtChance = 100;
+  const ClassInfo* few = taxonomy.for_outcome(Outcome::too_few_steps);
+  const std::optional<double> steps = steps_or_budget(s);
+  if (!few || !s.completed || !steps) return false;
+  return *steps <= *few->max_steps || (s.evaluation_at_chance && *steps <= kFewStepsAtChance);
+}
+
 // The problem the trajectory shows, the resume evidence, then the step count;
 // an outcome no class carries is no problem this taxonomy can name. A
 // requested resume is a problem when no checkpoint was loaded and the
@@ -107,8 +166,7 @@ Outcome training_problem(const Taxonomy& taxonomy, const TrainingState& s, const
     o = Outcome::diverging_loss;
   else if (s.resume_requested && !s.resume_loaded && !s.counters_continue)
     o = Outcome::resume_without_load;
-  else if (const ClassInfo* few = taxonomy.for_outcome(Outcome::too_few_steps);
-           few && s.completed && s.steps && *s.steps <= *few->max_steps)
+  else if (too_few_steps(taxonomy, s))
     o = Outcome::too_few_steps;
   return taxonomy.for_outcome(o) ? o : Outcome::none;
 }
@@ -190,8 +248,16 @@ TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEv
   }
   read_counters(s, trajectory);
   s.steps = steps_taken(rules, per_rule, trajectory);
+  s.budget = read_budget(rules, per_rule);
+  s.evaluation_at_chance = evaluation_at_chance(trajectory.evaluation);
   s.problem = training_problem(rules.taxonomy, s, trajectory);
   return s;
+}
+
+std::optional<double> steps_or_budget(const TrainingState& s) {
+  if (s.steps) return s.steps;
+  if (s.budget) return s.budget->steps;
+  return std::nullopt;
 }
 
 std::size_t readings_after(const Trajectory& t, std::uint64_t line) {

@@ -11,6 +11,20 @@
 
 namespace gpudiag::detail {
 
+// The optimisation steps a run's plan allows: stated (`max_steps`, HF's
+// 'Total optimization steps'), or the training set's size over the batch of
+// one step, times the epochs.
+struct StepBudget {
+  double steps = 0;
+  std::optional<double> samples, batch, accumulation, epochs;  // set when derived from them
+  // The plan lines it was read from, in the order above.
+  struct Source {
+    unsigned rule;
+    const RecordedHit* hit;  // into the scan's per-rule evidence
+  };
+  std::vector<Source> sources;
+};
+
 // What the progress, completion and resume markers and the loss trajectory
 // say about the training itself, whatever ended the run.
 struct TrainingState {
@@ -30,6 +44,9 @@ struct TrainingState {
   // A checkpoint counter that went back to near zero: the run started over.
   std::optional<CounterReset> counter_reset;
   std::optional<double> steps;  // the optimisation steps the run reports
+  std::optional<StepBudget> budget;
+  // The k of a last evaluation loss at ln k, a uniform guess over k classes.
+  std::optional<int> evaluation_at_chance;
   // The training problem the loss or the step count shows (an outcome that a
   // class of the taxonomy carries), or none.
   Outcome problem = Outcome::none;
@@ -39,6 +56,9 @@ TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEv
                             const Trajectory& trajectory,
                             const std::optional<CounterReset>& counter_reset,
                             std::optional<int> exit_code);
+
+// The steps a completed run took: those it reports, else its budget.
+std::optional<double> steps_or_budget(const TrainingState& s);
 
 // Loss readings of the followed rank after `line` (in the kept series).
 std::size_t readings_after(const Trajectory& t, std::uint64_t line);

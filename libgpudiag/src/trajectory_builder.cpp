@@ -117,16 +117,28 @@ std::string_view previous_word(std::string_view s, std::size_t pos, char (&buffe
   return {buffer, end - start};
 }
 
-// Whether a word of s[from, to) names an evaluation.
-bool names_evaluation(std::string_view s, std::size_t from, std::size_t to, bool first_word_only) {
-  static constexpr std::string_view kWords[] = {"val", "valid", "validation", "eval", "evaluation",
-                                                "test", "dev"};
+constexpr std::string_view kEvaluationWords[] = {"val",  "valid", "validation", "eval",
+                                                 "evaluation", "test", "dev"};
+// A summary of many evaluations, not one of them.
+constexpr std::string_view kSummaryWords[] = {"best", "min", "minimum", "lowest"};
+
+template <std::size_t N>
+bool is_one_of(std::string_view word, const std::string_view (&words)[N]) {
+  for (std::string_view w : words)
+    if (word == w) return true;
+  return false;
+}
+
+// Whether a word of s[from, to) is one of `words`.
+template <std::size_t N>
+bool names_one_of(std::string_view s, std::size_t from, std::size_t to, bool first_word_only,
+                  const std::string_view (&words)[N]) {
   std::size_t i = from;
   while (i < to) {
     while (i < to && !is_alpha(s[i])) ++i;
     std::size_t j = i;
     while (j < to && is_alpha(s[j])) ++j;
-    for (std::string_view w : kWords)
+    for (std::string_view w : words)
       if (j > i && j - i == w.size() && iequals_at(s, i, w)) return true;
     if (first_word_only && j > i) return false;
     i = j;
@@ -134,14 +146,23 @@ bool names_evaluation(std::string_view s, std::size_t from, std::size_t to, bool
   return false;
 }
 
+bool names_evaluation(std::string_view s, std::size_t from, std::size_t to, bool first_word_only) {
+  return names_one_of(s, from, to, first_word_only, kEvaluationWords);
+}
+
+// Where the field holding the key at `pos` begins: after the last ',', ';',
+// '|', '{' or tab before it.
+std::size_t field_start(std::string_view s, std::size_t pos) {
+  std::size_t start = s.find_last_of(",;|{\t", pos == 0 ? 0 : pos - 1);
+  return start == std::string_view::npos || pos == 0 ? 0 : start + 1;
+}
+
 // Whether the loss key at `pos` is an evaluation's: its own field (from the
 // last ',', ';', '|', '{' or tab before it) names one ("Validation - Loss:
 // 0.2", "Epoch 3, Val Loss 0.4"), or the message opens with one
 // ("validation | loss 3.2"). Such a loss is not the training loss.
 bool evaluation_field(std::string_view s, std::size_t pos) {
-  std::size_t start = s.find_last_of(",;|{\t", pos == 0 ? 0 : pos - 1);
-  start = start == std::string_view::npos || pos == 0 ? 0 : start + 1;
-  return names_evaluation(s, start, pos, false) || names_evaluation(s, 0, pos, true);
+  return names_evaluation(s, field_start(s, pos), pos, false) || names_evaluation(s, 0, pos, true);
 }
 
 std::optional<double> find_step(std::string_view s, const KeywordSites& sites) {
@@ -219,6 +240,35 @@ std::optional<double> find_loss(std::string_view s, const KeywordSites& sites, b
   return std::nullopt;
 }
 
+// Whether the key at `pos` is part of a path: a checkpoint's name carries the
+// metric it was saved on (`.../epoch=0-val_loss=0.0000.ckpt`), often a
+// placeholder, and is no evaluation.
+bool in_path(std::string_view s, std::size_t pos) {
+  const std::size_t token = s.find_last_of(" \t'\"", pos);
+  const std::size_t from = token == std::string_view::npos ? 0 : token + 1;
+  return s.substr(from, pos - from).find('/') != std::string_view::npos;
+}
+
+// The evaluation loss a segment reports: a key that an evaluation word
+// qualifies (`eval_loss`, `val_loss`, `val loss`) or a loss in an evaluation's
+// field ("Validation - Loss: 0.69", "validation | loss 3.2"). A part of it
+// (`val_loss_cls`) and a summary of the evaluations ("Best validation loss")
+// are no reading.
+std::optional<double> find_evaluation_loss(std::string_view s, const KeywordSites& sites) {
+  for (std::size_t pos : sites.loss) {
+    const std::size_t after = pos + 4;
+    if ((after < s.size() && is_word(s[after])) || (pos > 0 && is_digit(s[pos - 1]))) continue;
+    char buffer[16];
+    const std::string_view before = previous_word(s, pos, buffer);
+    const bool glued = pos > 0 && is_word(s[pos - 1]);
+    const bool qualified = is_one_of(before, kEvaluationWords);
+    if (glued ? !qualified : !(qualified || evaluation_field(s, pos))) continue;
+    if (names_one_of(s, field_start(s, pos), pos, false, kSummaryWords) || in_path(s, pos)) continue;
+    if (auto v = read_value(s, skip_separator(s, after))) return v;
+  }
+  return std::nullopt;
+}
+
 // The epoch a line states: "epoch 3", "Epoch: [15][ 1/32]", "'epoch': 2.5".
 std::optional<double> find_epoch(std::string_view s, const KeywordSites& sites) {
   for (std::size_t pos : sites.epoch) {
@@ -279,7 +329,8 @@ ProgressReading parse_progress(std::string_view segment) {
   const std::optional<double> step = find_step(segment, sites);
   const bool bar = segment.find("it/s") != segment.npos || segment.find("s/it") != segment.npos;
   r.loss = find_loss(segment, sites, step.has_value() || bar);
-  if (r.loss) {
+  r.evaluation_loss = find_evaluation_loss(segment, sites);
+  if (r.loss || r.evaluation_loss) {
     r.step = step;
     r.epoch = find_epoch(segment, sites);
   }
@@ -330,6 +381,7 @@ bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line) {
       }
       add(r, line);
     }
+    if (r.evaluation_loss) add_evaluation(r, line);
     if (cr == std::string_view::npos) break;
     start = cr + 1;
   }
@@ -357,14 +409,38 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
   ++finite_;
   if (!t_.lowest || x.loss < t_.lowest->loss) t_.lowest = x;
   if (!t_.peak || x.loss > t_.peak->loss) t_.peak = x;
-  if ((finite_ - 1) % stride_ != 0) return;
-  t_.series.push_back(x);
-  if (t_.series.size() >= capacity_) {
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < t_.series.size(); i += 2) t_.series[kept++] = t_.series[i];
-    t_.series.resize(kept);
-    stride_ *= 2;
+  keep_evenly(t_.series, stride_, finite_, x);
+}
+
+void TrajectoryBuilder::add_evaluation(const ProgressReading& r, std::uint64_t line) {
+  EvaluationSeries& e = t_.evaluation;
+  LossReading x;
+  x.loss = *r.evaluation_loss;
+  x.line = line;
+  x.step_reported = r.step.has_value();
+  x.step = r.step ? static_cast<std::uint64_t>(*r.step) : e.readings + 1;
+  ++e.readings;
+  if (!e.first) e.first = x;
+  e.last = x;
+  if (std::isfinite(x.loss)) {
+    if (!e.lowest || x.loss < e.lowest->loss) e.lowest = x;
+    if (!e.peak || x.loss > e.peak->loss) e.peak = x;
   }
+  keep_evenly(e.series, evaluation_stride_, e.readings, x);
+}
+
+// Keeps the `ordinal`-th reading when it falls on the stride; past capacity,
+// every other kept reading is dropped and the stride doubles, so the series
+// stays evenly spread over the run in bounded memory.
+void TrajectoryBuilder::keep_evenly(std::vector<LossReading>& series, std::size_t& stride,
+                                    std::uint64_t ordinal, const LossReading& x) const {
+  if ((ordinal - 1) % stride != 0) return;
+  series.push_back(x);
+  if (series.size() < capacity_) return;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < series.size(); i += 2) series[kept++] = series[i];
+  series.resize(kept);
+  stride *= 2;
 }
 
 std::optional<int> chance_classes(const Trajectory& t) {
@@ -380,6 +456,17 @@ std::optional<int> chance_classes(const Trajectory& t) {
   const double chance = std::log(static_cast<double>(k));
   for (std::size_t i = series.size() - n; i < series.size(); ++i)
     if (!(std::fabs(series[i].loss - chance) <= kTolerance * chance)) return std::nullopt;
+  return k;
+}
+
+std::optional<int> evaluation_at_chance(const EvaluationSeries& e) {
+  constexpr int kMaxClasses = 5;
+  constexpr double kTolerance = 5e-3;
+  if (!e.last || !(e.last->loss > 0)) return std::nullopt;
+  const int k = static_cast<int>(std::lround(std::exp(e.last->loss)));
+  if (k < 2 || k > kMaxClasses) return std::nullopt;
+  const double chance = std::log(static_cast<double>(k));
+  if (!(std::fabs(e.last->loss - chance) <= kTolerance * chance)) return std::nullopt;
   return k;
 }
 

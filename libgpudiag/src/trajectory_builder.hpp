@@ -16,11 +16,13 @@ struct ProgressReading {
   std::optional<double> step;
   std::optional<double> epoch;
   std::optional<double> loss;
+  std::optional<double> evaluation_loss;
   bool grad_non_finite = false;
 };
 
-// Reads the training loss, step and gradient norm out of one line segment.
-// Validation and evaluation losses are not the training loss and are skipped.
+// Reads the training loss, the evaluation loss, the step and the gradient
+// norm out of one line segment. Validation and evaluation losses are not the
+// training loss: they are read apart.
 ProgressReading parse_progress(std::string_view segment);
 
 // The k of a loss stuck at chance: the last readings (at least 4, the last
@@ -28,6 +30,12 @@ ProgressReading parse_progress(std::string_view segment);
 // of a uniform guess over k classes, for a k from 2 to 100 (beyond that the
 // logarithms lie too close together to tell apart). None otherwise.
 std::optional<int> chance_classes(const Trajectory& t);
+
+// The k of an evaluation loss that ended at chance: its last reading within
+// 0.5% of ln k for k from 2 to 5. A single evaluation is noisier than a
+// training series, and past 5 classes the logarithms lie too close together
+// for that tolerance. None otherwise.
+std::optional<int> evaluation_at_chance(const EvaluationSeries& e);
 
 // Builds the loss trajectory from the lines that progress rules flag. Memory
 // is bounded: past `capacity` readings every other kept reading is dropped and
@@ -49,11 +57,14 @@ class TrajectoryBuilder : public MatchSink {
 
  private:
   void add(const ProgressReading& r, std::uint64_t line);
+  void add_evaluation(const ProgressReading& r, std::uint64_t line);
+  void keep_evenly(std::vector<LossReading>& series, std::size_t& stride, std::uint64_t ordinal,
+                   const LossReading& x) const;
 
   const RuleSet::Impl& rules_;
   MatchSink* next_;
   std::size_t capacity_;
-  std::size_t stride_ = 1;
+  std::size_t stride_ = 1, evaluation_stride_ = 1;
   bool rank_chosen_ = false;
   std::optional<int> rank_;
   Trajectory t_;

@@ -1,5 +1,6 @@
 #include "wording.hpp"
 
+#include <cmath>
 #include <cctype>
 #include <cstdio>
 #include <set>
@@ -105,6 +106,22 @@ std::string training_reached(const Note& n) {
          " lines without a loss reading before it was stopped: it had most likely gone silent";
 }
 
+// "the plan allows 18 optimisation steps: 140 training samples in batches of
+// 4 x 2 accumulated, over 1 epoch (lines 72, 13, 14, 15)".
+std::string step_budget(const Note& n) {
+  const StepBudget& b = *n.budget;
+  std::string s = "the plan " + std::string(b.samples ? "allows " : "states ") +
+                  plural(static_cast<std::uint64_t>(b.steps), "optimisation step", "optimisation steps");
+  if (b.samples) {
+    s += ": " + number(*b.samples) + " training samples in batches of " + number(*b.batch);
+    if (b.accumulation && *b.accumulation > 1) s += " x " + number(*b.accumulation) + " accumulated";
+    s += ", over " + plural(static_cast<std::uint64_t>(*b.epochs), "epoch", "epochs");
+  }
+  std::string lines;
+  for (std::uint64_t l : n.lines) lines += (lines.empty() ? "" : ", ") + std::to_string(l);
+  return s + " (" + (n.lines.size() == 1 ? "line " : "lines ") + lines + ")";
+}
+
 std::string note_text(const Note& n) {
   const Trajectory* t = n.trajectory;
   switch (n.kind) {
@@ -150,6 +167,14 @@ std::string note_text(const Note& n) {
     case NoteKind::completed_after_steps:
       return "the run completed after " + number(n.steps) + " optimisation step" +
              (n.steps == 1 ? "" : "s");
+    case NoteKind::step_budget: return step_budget(n);
+    case NoteKind::evaluation_at_chance: {
+      const double k = n.steps;
+      return "the last evaluation loss, " + number(n.reading->loss) + " (line " +
+             std::to_string(n.reading->line) + "), sits at ln " + number(k) + " = " +
+             number(std::log(k)) + ", the loss of a uniform guess over " + number(k) +
+             " classes: the model had not begun to learn";
+    }
     case NoteKind::loss_fell:
       return "the loss fell from " + number(t->first->loss) + " (" + where(*t->first) + ") to " +
              number(t->last->loss) + " (" + where(*t->last) + ") over " +

@@ -8,6 +8,7 @@
 
 #include "gpudiag/diagnosis.hpp"
 #include "gpudiag/taxonomy.hpp"
+#include "training.hpp"
 
 namespace gpudiag::detail {
 
@@ -48,6 +49,8 @@ enum class NoteKind {
   resumed_at,            // evidence: the resume request; reading: the first reading, which went on
   counter_restarted,     // evidence: the highest step's line; steps -> to_steps at cause_line
   completed_after_steps, // steps
+  step_budget,           // budget, lines: the plan lines it was read from
+  evaluation_at_chance,  // reading: the last evaluation loss; steps: its k
   loss_fell,             // trajectory
   steps_advanced,        // steps
   launcher_summary,      // launcher, evidence: the root cause's first line when on another rank
@@ -62,6 +65,8 @@ struct Note {
   double steps = 0, to_steps = 0;
   const Trajectory* trajectory = nullptr;
   const LauncherReport* launcher = nullptr;
+  const StepBudget* budget = nullptr;
+  std::vector<std::uint64_t> lines;
 };
 
 struct VerdictFacts {

@@ -38,6 +38,14 @@ class LossReading:
     line: int
     step_reported: bool
 
+class EvaluationSeries:
+    readings: int
+    first: Optional[LossReading]
+    last: Optional[LossReading]
+    lowest: Optional[LossReading]
+    peak: Optional[LossReading]
+    series: Tuple[Tuple[int, float], ...]
+
 class Trajectory:
     shape: str
     readings: int
@@ -50,6 +58,7 @@ class Trajectory:
     peak: Optional[LossReading]
     first_non_finite: Optional[LossReading]
     series: Tuple[Tuple[int, float], ...]
+    evaluation: EvaluationSeries
 
 class FailedWorker:
     rank: Optional[int]

@@ -304,6 +304,83 @@ TEST(Trajectory, EvaluationLossesAreNotTrainingReadings) {
   EXPECT_DOUBLE_EQ(d.trajectory.peak->loss, 0.05);
 }
 
+// The evaluation loss is read apart from the training loss, under its own
+// keys and in an evaluation's field, never from a summary or a path.
+TEST(Progress, ReadsTheEvaluationLossApart) {
+  struct Case {
+    const char* line;
+    double loss;
+  } cases[] = {
+      {"{'eval_loss': 1.9777, 'eval_runtime': 0.8175, 'epoch': 0.01}", 1.9777},
+      {"2025-10-18 21:47:28,618 - INFO - Validation - Loss: 0.6915, F1: 0.2857", 0.6915},
+      {"step 0: train loss 10.9364, val loss 10.9380", 10.938},
+      {"Epoch [647/650], Validation Loss: 0.0017, Validation L1: 0.2673", 0.0017},
+      {"Val epoch 3 has acc 0.249 and loss 1.386", 1.386},
+  };
+  for (const auto& c : cases) {
+    auto r = parse_progress(c.line);
+    ASSERT_TRUE(r.evaluation_loss) << c.line;
+    EXPECT_DOUBLE_EQ(*r.evaluation_loss, c.loss) << c.line;
+  }
+  // The training loss of the same line stays the training loss.
+  auto both = parse_progress("step 0: train loss 10.9364, val loss 10.9380");
+  ASSERT_TRUE(both.loss);
+  EXPECT_DOUBLE_EQ(*both.loss, 10.9364);
+  EXPECT_FALSE(parse_progress("step 10 loss 0.5").evaluation_loss);
+  EXPECT_FALSE(parse_progress("Best validation loss: 0.6915").evaluation_loss);
+  EXPECT_FALSE(parse_progress("epoch 3 val_loss_cls 0.41").evaluation_loss);
+  EXPECT_FALSE(parse_progress("Saving /ckpt/epoch=0-step=4-val_loss=0.0000.ckpt").evaluation_loss);
+}
+
+TEST(Trajectory, TheEvaluationSeriesIsBoundedWithExactExtremes) {
+  auto rules = RuleSet::builtin(CacheOptions{false, {}});
+  detail::TrajectoryBuilder b(rules->impl(), nullptr, 64);
+  const int n = 5000;
+  for (int s = 1; s <= n; ++s) {
+    b.add_line("step " + std::to_string(s) + " loss " + std::to_string(10.0 / s), 2 * s);
+    b.add_line("step " + std::to_string(s) + " eval_loss " + std::to_string(s == 333 ? 0.001 : 20.0 / s),
+               2 * s + 1);
+  }
+  Trajectory t = b.finish();
+  EXPECT_EQ(t.readings, static_cast<std::uint64_t>(n));
+  EXPECT_EQ(t.evaluation.readings, static_cast<std::uint64_t>(n));
+  EXPECT_LE(t.evaluation.series.size(), 64u);
+  EXPECT_EQ(t.evaluation.lowest->step, 333u);
+  EXPECT_EQ(t.evaluation.last->step, static_cast<std::uint64_t>(n));
+  EXPECT_DOUBLE_EQ(t.lowest->loss, 10.0 / n);  // no evaluation reading in the training series
+}
+
+// The step budget comes from the plan lines when the run reports no count:
+// the training set over the batch of one step, times the epochs. A run that
+// completed within a handful of steps, or within a hundred with its
+// evaluation loss still at chance, is undertrained.
+TEST(TrainingCorrectness, UndertrainedReadsTheStepBudget) {
+  auto run = [](int samples, double eval_loss) {
+    return "  per_device_train_batch_size: 4\n  gradient_accumulation_steps: 2\n  num_train_epochs: 1\n"
+           "Split: Train=" + std::to_string(samples) + ", Val=20, Test=40\n"
+           "Epoch 1/1 - Train Loss: 0.3847, Train F1: 0.5347\n"
+           "Validation - Loss: " + std::to_string(eval_loss) + ", F1: 0.2857\n"
+           "Training completed!\n";
+  };
+  // 60 samples in batches of 4 x 2: 8 steps.
+  Diagnosis few = diagnose_text(run(60, 0.41), 0);
+  EXPECT_EQ(few.cls, "undertrained");
+  EXPECT_TRUE(joined(few.verdict.shows).find("the plan allows 8 optimisation steps: 60 training samples "
+                                             "in batches of 4 x 2 accumulated, over 1 epoch") !=
+              std::string::npos)
+      << joined(few.verdict.shows);
+  // 140 samples: 18 steps, with the evaluation at ln 2.
+  Diagnosis chance = diagnose_text(run(140, 0.6915), 0);
+  EXPECT_EQ(chance.cls, "undertrained");
+  EXPECT_TRUE(joined(chance.verdict.shows).find("sits at ln 2") != std::string::npos);
+  // The same 18 steps with an evaluation loss that moved off chance, and a
+  // run at chance with a budget of many steps, are not.
+  EXPECT_EQ(diagnose_text(run(140, 0.41), 0).cls, "healthy");
+  EXPECT_EQ(diagnose_text(run(14000, 0.6915), 0).cls, "healthy");
+  // A stated total wins over the budget derived from the parts.
+  EXPECT_EQ(diagnose_text("  Total optimization steps = 2,000\n" + run(60, 0.41), 0).cls, "healthy");
+}
+
 // A completed fine-tune sits near its floor from the start: not a failure.
 // A completed run whose loss rose away from its lowest is.
 TEST(Trajectory, CompletedRunsAreJudgedAgainstTheirLowestLoss) {

@@ -54,6 +54,14 @@ struct LossReading {
   bool step_reported = false;
 };
 
+// The evaluation loss over the run: its exact extremes and an evenly
+// downsampled series, kept apart from the training loss.
+struct EvaluationSeries {
+  std::uint64_t readings = 0;
+  std::optional<LossReading> first, last, lowest, peak;  // lowest and peak: finite readings
+  std::vector<LossReading> series;  // evenly downsampled, at most 512 readings
+};
+
 // What the loss did over the run.
 enum class TrajectoryShape {
   none,          // no loss was read
@@ -80,6 +88,9 @@ struct Trajectory {
   std::optional<double> first_epoch;
   std::optional<LossReading> first, last, lowest, peak, first_non_finite;
   std::vector<LossReading> series;   // evenly downsampled, at most 512 readings
+  // The evaluation (validation, test) loss of the same rank, never mixed into
+  // the training loss above: `eval_loss`, `val_loss`, `Validation - Loss: x`.
+  EvaluationSeries evaluation;
 };
 
 // One failed worker as the launcher's failure summary lists it (torchelastic's
