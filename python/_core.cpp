@@ -72,7 +72,7 @@ void bind_results(py::module_& m) {
       .def_property_readonly("severity", optional_string(&Evidence::severity));
   py::class_<Finding>(m, "Finding", "Something worth knowing beside the primary class.")
       .def_readonly("kind", &Finding::kind)
-      .def_readonly("class_", &Finding::cls)
+      .def_property_readonly("class_", optional_string(&Finding::cls))
       .def_property_readonly("rule", optional_string(&Finding::rule))
       .def_readonly("line", &Finding::line)
       .def_readonly("rank", &Finding::rank)

@@ -214,7 +214,8 @@ std::string to_json(const Diagnosis& d, const std::string& path, int indent) {
   for (const auto& f : d.findings) {
     w.begin_object();
     w.key("kind").value(f.kind);
-    w.key("class").value(f.cls);
+    w.key("class");
+    write_optional_string(w, f.cls);
     w.key("rule");
     write_optional_string(w, f.rule);
     w.key("line");

@@ -381,6 +381,38 @@ struct Resolver {
     }
   }
 
+  // What slows the run, whatever ended it: a setup a rule names, and a
+  // checkpoint saved at nearly every step.
+  void throughput_findings() {
+    constexpr std::uint64_t kStormSaves = 10;
+    std::uint64_t saves = 0;
+    std::optional<unsigned> save_rule;
+    for (unsigned i = 0; i < rules.rules.size(); ++i) {
+      const Rule& rule = rules.rules[i];
+      if (scan.per_rule[i].count == 0) continue;
+      if (rule.role == Role::throughput) {
+        auto& x = finding("throughput", "", rule.id.substr(rule.id.rfind('.') + 1), marker_evidence(i, false));
+        x.description = rule.description;
+      } else if (rule.role == Role::checkpoint_save) {
+        saves += scan.per_rule[i].count;
+        if (!save_rule) save_rule = i;
+      }
+    }
+    if (const auto& c = scan.step_time_change) {
+      auto& x = finding("throughput", "", c->collapse ? "throughput_collapse" : "step_time_rising",
+                        std::nullopt);
+      x.finding.line = c->late_from;
+      x.finding.rank = d.trajectory.rank;
+      x.step_time = *c;
+    }
+    const std::optional<double> steps = training.steps;
+    if (!save_rule || saves < kStormSaves || !steps || 2 * static_cast<double>(saves) < *steps) return;
+    auto& x = finding("throughput", "", "save_storm", marker_evidence(*save_rule, false));
+    x.saves = saves;
+    x.steps = *steps;
+    x.last_line = scan.per_rule[*save_rule].last.line;
+  }
+
   Diagnosis run() {
     d.exit_code = scan.exit_code;
     d.bytes = scan.bytes;
@@ -418,6 +450,7 @@ struct Resolver {
     }
     launcher_note();
     context_findings();
+    throughput_findings();
 
     d.cls = info->id;
     d.title = info->title;

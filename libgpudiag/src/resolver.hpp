@@ -7,6 +7,7 @@
 #include "exit_status_reader.hpp"
 #include "gpudiag/diagnosis.hpp"
 #include "rule_set_impl.hpp"
+#include "trajectory_builder.hpp"
 
 namespace gpudiag::detail {
 
@@ -17,6 +18,7 @@ struct ScanResult {
   Trajectory trajectory;
   std::optional<LauncherReport> launcher;
   std::optional<CounterReset> counter_reset;
+  std::optional<StepTimeChange> step_time_change;
   std::optional<int> exit_code;
   std::uint64_t bytes = 0;
   std::uint64_t lines = 0;

@@ -60,7 +60,8 @@ constexpr Role kRoles[] = {Role::cause,      Role::context,        Role::progres
                            Role::completion, Role::resume,         Role::resume_request,
                            Role::launcher_report, Role::exit_status, Role::frame,
                            Role::traceback_start, Role::warning, Role::plan,
-                           Role::milestone, Role::checkpoint_name};
+                           Role::milestone, Role::checkpoint_name, Role::throughput,
+                           Role::checkpoint_save};
 constexpr Severity kSeverities[] = {Severity::debug, Severity::info, Severity::warning,
                                      Severity::error, Severity::fatal};
 constexpr Outcome kOutcomes[] = {Outcome::none,         Outcome::non_finite_loss,
@@ -322,6 +323,8 @@ void validate_rule_class(const Context& ctx, Rule& rule, const Taxonomy& taxonom
   } else if (rule.cls.empty()) {
     if (decides) ctx.fail("missing \"class\"");
   }
+  if (rule.role == Role::throughput && !rule.cls.empty())
+    ctx.fail("a throughput rule has no \"class\": it slows a run, whatever ended it");
   if (rule.cascade && rule.role != Role::cause) ctx.fail("only a cause rule can be a cascade");
   if ((!rule.frames.empty() || !rule.raised_in.empty()) && rule.role != Role::cause)
     ctx.fail("only a cause rule can have \"frames\" or \"raised_in\"");

@@ -79,6 +79,8 @@ std::string_view to_string(Role role) {
     case Role::plan: return "plan";
     case Role::milestone: return "milestone";
     case Role::checkpoint_name: return "checkpoint_name";
+    case Role::throughput: return "throughput";
+    case Role::checkpoint_save: return "checkpoint_save";
   }
   return "cause";
 }

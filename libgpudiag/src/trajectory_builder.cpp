@@ -269,6 +269,60 @@ std::optional<double> find_evaluation_loss(std::string_view s, const KeywordSite
   return std::nullopt;
 }
 
+// A number that ends at `end`, read backwards ("1.61" before "s/it").
+std::optional<double> number_before(std::string_view s, std::size_t end) {
+  std::size_t start = end;
+  while (start > 0 && (is_digit(s[start - 1]) || s[start - 1] == '.')) --start;
+  double v = 0;
+  if (start == end || std::from_chars(s.data() + start, s.data() + end, v).ec != std::errc())
+    return std::nullopt;
+  return v;
+}
+
+// Seconds from a number at `pos` and its unit: `ms`, `s`, or none where
+// `bare_scale` says what a bare number is (0: a unit is required).
+std::optional<double> seconds_at(std::string_view s, std::size_t pos, double bare_scale) {
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(s.data() + pos, s.data() + s.size(), v);
+  if (ec != std::errc() || !std::isfinite(v) || v < 0) return std::nullopt;
+  const std::string_view unit = s.substr(static_cast<std::size_t>(ptr - s.data()));
+  auto unit_is = [&](std::string_view u) {
+    return unit.starts_with(u) && (unit.size() == u.size() || !is_alpha(unit[u.size()]));
+  };
+  if (unit_is("ms")) return v / 1000;
+  if (unit_is("s")) return v;
+  if (!unit.empty() && is_alpha(unit[0])) return std::nullopt;
+  return bare_scale > 0 ? std::optional<double>(v * bare_scale) : std::nullopt;
+}
+
+// The value behind `key` (a whole word, not part of a longer one).
+std::optional<double> seconds_after_key(std::string_view s, std::string_view key, double bare_scale) {
+  for (std::size_t pos = s.find(key); pos != std::string_view::npos; pos = s.find(key, pos + 1)) {
+    const std::size_t after = pos + key.size();
+    if ((pos > 0 && is_word(s[pos - 1])) || (after < s.size() && is_word(s[after]))) continue;
+    if (auto v = seconds_at(s, skip_separator(s, after), bare_scale)) return v;
+  }
+  return std::nullopt;
+}
+
+// The time of one step, in the forms progress lines state it: tqdm's `1.61s/it`
+// and `22.76it/s`, Megatron-LM's `elapsed time per iteration (ms): 412.3`,
+// nanoGPT's `dt: 51754.23ms`, a `step_time` key, and OpenMMLab's and
+// detectron2's `time: 0.53` beside their `data_time`.
+std::optional<double> find_step_seconds(std::string_view s) {
+  if (std::size_t at = s.rfind("s/it"); at != std::string_view::npos)
+    if (auto v = number_before(s, at)) return v;
+  if (std::size_t at = s.rfind("it/s"); at != std::string_view::npos)
+    if (auto v = number_before(s, at); v && *v > 0) return 1 / *v;
+  if (std::size_t at = s.find("per iteration (ms)"); at != std::string_view::npos)
+    if (auto v = seconds_at(s, skip_separator(s, at + 18), 1e-3)) return v;
+  if (auto v = seconds_after_key(s, "dt", 0)) return v;
+  if (auto v = seconds_after_key(s, "step_time", 1)) return v;
+  if (s.find("data_time") != std::string_view::npos)
+    if (auto v = seconds_after_key(s, "time", 1)) return v;
+  return std::nullopt;
+}
+
 // The epoch a line states: "epoch 3", "Epoch: [15][ 1/32]", "'epoch': 2.5".
 std::optional<double> find_epoch(std::string_view s, const KeywordSites& sites) {
   for (std::size_t pos : sites.epoch) {
@@ -334,6 +388,7 @@ ProgressReading parse_progress(std::string_view segment) {
     r.step = step;
     r.epoch = find_epoch(segment, sites);
   }
+  if (r.loss) r.step_seconds = find_step_seconds(segment);
   r.grad_non_finite = grad_norm_non_finite(segment, sites);
   return r;
 }
@@ -406,6 +461,11 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
     if (!t_.first_non_finite) t_.first_non_finite = x;
     return;
   }
+  if (r.step_seconds) {
+    LossReading time = x;
+    time.loss = *r.step_seconds;
+    keep_evenly(step_times_, step_time_stride_, ++step_time_readings_, time);
+  }
   ++finite_;
   if (!t_.lowest || x.loss < t_.lowest->loss) t_.lowest = x;
   if (!t_.peak || x.loss > t_.peak->loss) t_.peak = x;
@@ -468,6 +528,39 @@ std::optional<int> evaluation_at_chance(const EvaluationSeries& e) {
   const double chance = std::log(static_cast<double>(k));
   if (!(std::fabs(e.last->loss - chance) <= kTolerance * chance)) return std::nullopt;
   return k;
+}
+
+std::optional<StepTimeChange> TrajectoryBuilder::step_time_change() const {
+  // The first tenth is warm-up (compilation, caches, a first evaluation); the
+  // early window is the next quarter, the late one the last quarter.
+  constexpr std::size_t kMinReadings = 16;
+  constexpr double kCollapse = 3, kRise = 1.5, kSteady = 0.6;
+  const auto& v = step_times_;
+  const std::size_t n = v.size();
+  // From as many lines: the redraws of one progress bar are one stretch of
+  // the run, whose rate tqdm smooths from a noisy start.
+  std::size_t lines = 0;
+  for (std::size_t i = 0; i < n; ++i) lines += i == 0 || v[i].line != v[i - 1].line;
+  if (lines < kMinReadings) return std::nullopt;
+  const std::size_t warm = n / 10, early_end = warm + n / 4, late_begin = n - n / 4;
+  auto window = [&](std::size_t from, std::size_t to) {
+    std::vector<double> out;
+    for (std::size_t i = from; i < to; ++i) out.push_back(v[i].loss);
+    return out;
+  };
+  StepTimeChange c;
+  c.early = median(window(warm, early_end));
+  c.late = median(window(late_begin, n));
+  if (!(c.early > 0)) return std::nullopt;
+  const double ratio = c.late / c.early;
+  c.collapse = ratio >= kCollapse;
+  if (!c.collapse && !(ratio >= kRise && trend(window(warm, n)) >= kSteady)) return std::nullopt;
+  c.early_from = v[warm].line;
+  c.early_to = v[early_end - 1].line;
+  c.late_from = v[late_begin].line;
+  c.late_to = v[n - 1].line;
+  c.readings = step_time_readings_;
+  return c;
 }
 
 Trajectory TrajectoryBuilder::finish() const {

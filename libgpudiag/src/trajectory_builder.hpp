@@ -17,6 +17,7 @@ struct ProgressReading {
   std::optional<double> epoch;
   std::optional<double> loss;
   std::optional<double> evaluation_loss;
+  std::optional<double> step_seconds;  // the time of one step, where the line states it
   bool grad_non_finite = false;
 };
 
@@ -30,6 +31,16 @@ ProgressReading parse_progress(std::string_view segment);
 // of a uniform guess over k classes, for a k from 2 to 100 (beyond that the
 // logarithms lie too close together to tell apart). None otherwise.
 std::optional<int> chance_classes(const Trajectory& t);
+
+// The step time of the followed rank late in the run against early in it,
+// where it changed enough to slow the run: it jumped several times over
+// (`collapse`: throughput collapsed mid-run) or rose steadily.
+struct StepTimeChange {
+  bool collapse = false;
+  double early = 0, late = 0;  // seconds per step, medians of the two windows
+  std::uint64_t early_from = 0, early_to = 0, late_from = 0, late_to = 0;  // their lines
+  std::uint64_t readings = 0;  // step times read
+};
 
 // The k of an evaluation loss that ended at chance: its last reading within
 // 0.5% of ln k for k from 2 to 5. A single evaluation is noisier than a
@@ -54,6 +65,7 @@ class TrajectoryBuilder : public MatchSink {
   bool add_line(std::string_view text, std::uint64_t line);
   Trajectory finish() const;  // the series with its shape
   std::uint64_t readings() const { return t_.readings; }  // so far
+  std::optional<StepTimeChange> step_time_change() const;
 
  private:
   void add(const ProgressReading& r, std::uint64_t line);
@@ -64,7 +76,9 @@ class TrajectoryBuilder : public MatchSink {
   const RuleSet::Impl& rules_;
   MatchSink* next_;
   std::size_t capacity_;
-  std::size_t stride_ = 1, evaluation_stride_ = 1;
+  std::size_t stride_ = 1, evaluation_stride_ = 1, step_time_stride_ = 1;
+  std::vector<LossReading> step_times_;  // `loss` holds the seconds; bounded as the series
+  std::uint64_t step_time_readings_ = 0;
   bool rank_chosen_ = false;
   std::optional<int> rank_;
   Trajectory t_;

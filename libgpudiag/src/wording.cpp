@@ -191,6 +191,11 @@ std::string rerun_text(const ClassInfo& info) {
   return s;
 }
 
+// A description's first sentence, without its full stop.
+std::string first_sentence(const std::string& text) {
+  return text.substr(0, std::min(text.find(". "), text.size() - (text.ends_with('.') ? 1 : 0)));
+}
+
 }  // namespace
 
 void word_finding(FindingFacts& x) {
@@ -233,6 +238,21 @@ void word_finding(FindingFacts& x) {
                 (f.reason == "after_restart" ? "the run had already started over from scratch"
                                              : "the loss had already gone wrong") +
                 " before it, which is the cause";
+  } else if (f.kind == "throughput" && x.step_time) {
+    const StepTimeChange& c = *x.step_time;
+    f.message = std::string(c.collapse ? "throughput collapsed mid-run" : "the step time rose steadily") +
+                ": " + number(c.early) + " s a step early on (median, lines " +
+                std::to_string(c.early_from) + " to " + std::to_string(c.early_to) + "), " +
+                number(c.late) + " s in the last quarter (lines " + std::to_string(c.late_from) +
+                " to " + std::to_string(c.late_to) + "), " + number(c.late / c.early) +
+                " times slower, over " + std::to_string(c.readings) + " step times";
+  } else if (f.kind == "throughput") {
+    f.message = f.reason == "save_storm"
+                    ? std::to_string(x.saves) + " checkpoint saves over " + number(x.steps) +
+                          " optimisation steps, lines " + std::to_string(*f.line) + " to " +
+                          std::to_string(x.last_line) +
+                          ": a save at nearly every step, and each step waits for its write"
+                    : first_sentence(x.description);
   } else if (f.kind == "trajectory") {
     f.message = "before it ended, the loss trajectory was " + std::string(to_string(x.shape));
   } else if (f.kind == "context" && f.reason == "below_severity") {

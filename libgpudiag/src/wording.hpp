@@ -9,6 +9,7 @@
 #include "gpudiag/diagnosis.hpp"
 #include "gpudiag/taxonomy.hpp"
 #include "training.hpp"
+#include "trajectory_builder.hpp"
 
 namespace gpudiag::detail {
 
@@ -30,7 +31,10 @@ struct FindingFacts {
   std::string root_rule;             // also_matched by rule order
   std::uint64_t root_line = 0;       // also_matched by time
   std::optional<int> exit_code;      // exit_code
-  std::string description;           // context: the rule's own description
+  std::string description;           // context, throughput: the rule's own description
+  std::uint64_t saves = 0, last_line = 0;  // throughput save_storm: saves up to last_line
+  double steps = 0;                        // over so many optimisation steps
+  std::optional<StepTimeChange> step_time;  // throughput step_time_rising, throughput_collapse
   TrajectoryShape shape = TrajectoryShape::none;  // trajectory
 };
 void word_finding(FindingFacts& facts);

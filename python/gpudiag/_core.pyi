@@ -24,7 +24,7 @@ class Evidence:
 
 class Finding:
     kind: str
-    class_: str
+    class_: Optional[str]
     rule: Optional[str]
     line: Optional[int]
     rank: Optional[int]

@@ -117,6 +117,24 @@ def test_trajectory_is_read_and_matches_the_cli_json():
     assert on_the_wire["trajectory"]["first_non_finite"]["loss"] == "nan"
 
 
+def test_evaluation_loss_and_throughput_findings():
+    log = ("CUDA_LAUNCH_BLOCKING=1\n"
+           + "".join(f"step {s} loss {8.0 / s:.4f}\n" + (f"step {s} eval_loss {9.0 / s:.4f}\n" if s % 50 == 1 else "")
+                     for s in range(1, 201, 10))
+           + "training complete\n")
+    d = gpudiag.diagnose(log.encode(), exit_code=0)
+    assert d.class_ == "healthy"
+    e = d.trajectory.evaluation
+    assert e.readings == 4 and e.first.loss == 9.0 and e.last.step == 151
+    assert [s for s, _ in e.series] == [1, 51, 101, 151]
+    assert d.trajectory.readings == 20  # no evaluation among the training readings
+    (f,) = [f for f in d.findings if f.kind == "throughput"]
+    assert (f.reason, f.class_, f.line) == ("launch_blocking", None, 1)
+    wire = d.to_dict()
+    assert wire["trajectory"]["evaluation"]["readings"] == 4
+    assert [x["class"] for x in wire["findings"] if x["kind"] == "throughput"] == [None]
+
+
 def test_rank_of_evidence():
     d = gpudiag.diagnose(b"[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
     assert d.evidence[0].rank == 3 and d.evidence[0].host is None

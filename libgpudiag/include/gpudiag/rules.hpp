@@ -34,6 +34,11 @@ enum class Role {
   // A checkpoint's name that carries the run's global step (extract "step",
   // and "place", the directory, where the line names it).
   checkpoint_name,
+  // A line that shows the run's setup slowing every step (synchronous kernel
+  // launches, collectives over TCP sockets): a `throughput` finding whose
+  // reason is the rule id's last part. No class.
+  throughput,
+  checkpoint_save,  // a checkpoint was written: many, one per step or so, make a save storm
 };
 std::string_view to_string(Role role);
 
