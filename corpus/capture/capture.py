@@ -67,6 +67,7 @@ def command(sc: Scenario, work: Path):
                        "echo \"job started on $(hostname) at $(date -Is)\"\n"
                        f"cd {work}\n"
                        + ("set -x\n" if sc.trace else "")
+                       + "".join(f"export {k}={v}\n" for k, v in sc.exports.items())
                        + (f"{python} {script} {' '.join(earlier)}\n"
                           "echo \"second run started on $(hostname) at $(date -Is)\"\n" if earlier else "")
                        + f"{python} {script} {' '.join(args)}\n")

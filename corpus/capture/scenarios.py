@@ -31,6 +31,9 @@ class Scenario:
     # job, its output in the same log, as a requeued Slurm job appends to its output file, or a
     # sweep runs its trials one after another.
     earlier: Tuple[str, ...] = ()
+    # A job only: variables its script exports before the run (traced with set -x, as a batch
+    # script shows them), e.g. a debugging switch left on.
+    exports: Dict[str, str] = field(default_factory=dict)
     timeout: float = 180.0
 
 
@@ -371,3 +374,7 @@ add("healthy", "lightning", "--root", "{work}/trial-2", "--lr", "1e-3", "--save"
     "--max-epochs", "2", "--no-bar", launch="job",
     earlier=("--root", "{work}/trial-1", "--save", "--verbose-ckpt", "--save-every", "10", "--max-steps", "1200",
              "--max-epochs", "100", "--no-bar"))
+# a debugging switch left on in the batch script: synchronous kernel launches slow every step (a
+# throughput finding), and the run is healthy
+add("healthy", "plain", "--steps", "200", "--print-args", launch="job", trace=True,
+    exports={"CUDA_LAUNCH_BLOCKING": "1", "OMP_NUM_THREADS": "2"})

@@ -55,3 +55,12 @@ def test_sources_and_capture_versions_are_recorded():
 def test_logs_range_from_a_few_lines_to_megabytes():
     sizes = [(ROOT / r["log_path"]).stat().st_size for r in ROWS]
     assert min(sizes) < 1000 and max(sizes) > 1_000_000
+
+
+def test_captured_throughput_look_alikes_are_healthy_with_their_finding():
+    """A debugging switch left on and a save at every step slow a run that is healthy."""
+    expected = {"healthy-22-plain-job": "save_storm", "healthy-24-plain-job": "launch_blocking"}
+    for sid, reason in expected.items():
+        d = gpudiag.diagnose(ROOT / "corpus" / "logs" / "captured" / f"{sid}.log", exit_code=0)
+        assert d.class_ == "healthy", sid
+        assert [f.reason for f in d.findings if f.kind == "throughput"] == [reason], sid
