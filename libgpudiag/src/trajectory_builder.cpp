@@ -37,6 +37,8 @@ struct KeywordSites {
     const std::size_t* end() const { return at.data() + n; }
   };
   List loss, step, iter, iteration, epoch, grad_norm;  // grad_norm holds "grad_norm" and "grad norm"
+  // The step time's markers: tqdm's rates, "dt", "time" (`data_time` too).
+  List per_it, it_per, dt, time;
 
   explicit KeywordSites(std::string_view s) {
     for (std::size_t pos = 0; pos < s.size(); ++pos) {
@@ -46,11 +48,14 @@ struct KeywordSites {
           break;
         case 's':
           if (iequals_at(s, pos, "step")) step.add(pos);
+          else if (iequals_at(s, pos, "s/it")) per_it.add(pos);
           break;
         case 'i':
           if (iequals_at(s, pos, "iter")) {
             iter.add(pos);
             if (iequals_at(s, pos + 4, "ation")) iteration.add(pos);
+          } else if (iequals_at(s, pos, "it/s")) {
+            it_per.add(pos);
           }
           break;
         case 'e':
@@ -59,6 +64,12 @@ struct KeywordSites {
         case 'g':
           if (iequals_at(s, pos, "grad") && (iequals_at(s, pos + 4, "_norm") || iequals_at(s, pos + 4, " norm")))
             grad_norm.add(pos);
+          break;
+        case 'd':
+          if (iequals_at(s, pos, "dt")) dt.add(pos);
+          break;
+        case 't':
+          if (iequals_at(s, pos, "time")) time.add(pos);
           break;
         default: break;
       }
@@ -295,11 +306,14 @@ std::optional<double> seconds_at(std::string_view s, std::size_t pos, double bar
   return bare_scale > 0 ? std::optional<double>(v * bare_scale) : std::nullopt;
 }
 
-// The value behind `key` (a whole word, not part of a longer one).
-std::optional<double> seconds_after_key(std::string_view s, std::string_view key, double bare_scale) {
-  for (std::size_t pos = s.find(key); pos != std::string_view::npos; pos = s.find(key, pos + 1)) {
-    const std::size_t after = pos + key.size();
-    if ((pos > 0 && is_word(s[pos - 1])) || (after < s.size() && is_word(s[after]))) continue;
+// The value behind a key at one of `sites`, `length` long, that is a whole
+// word (not part of a longer one) and, where `before` is set, follows it.
+std::optional<double> seconds_after_key(std::string_view s, const KeywordSites::List& sites,
+                                        std::size_t length, std::string_view before, double bare_scale) {
+  for (std::size_t pos : sites) {
+    if (pos < before.size() || s.substr(pos - before.size(), before.size()) != before) continue;
+    const std::size_t from = pos - before.size(), after = pos + length;
+    if ((from > 0 && is_word(s[from - 1])) || (after < s.size() && is_word(s[after]))) continue;
     if (auto v = seconds_at(s, skip_separator(s, after), bare_scale)) return v;
   }
   return std::nullopt;
@@ -309,18 +323,80 @@ std::optional<double> seconds_after_key(std::string_view s, std::string_view key
 // and `22.76it/s`, Megatron-LM's `elapsed time per iteration (ms): 412.3`,
 // nanoGPT's `dt: 51754.23ms`, a `step_time` key, and OpenMMLab's and
 // detectron2's `time: 0.53` beside their `data_time`.
-std::optional<double> find_step_seconds(std::string_view s) {
-  if (std::size_t at = s.rfind("s/it"); at != std::string_view::npos)
-    if (auto v = number_before(s, at)) return v;
-  if (std::size_t at = s.rfind("it/s"); at != std::string_view::npos)
-    if (auto v = number_before(s, at); v && *v > 0) return 1 / *v;
-  if (std::size_t at = s.find("per iteration (ms)"); at != std::string_view::npos)
-    if (auto v = seconds_at(s, skip_separator(s, at + 18), 1e-3)) return v;
-  if (auto v = seconds_after_key(s, "dt", 0)) return v;
-  if (auto v = seconds_after_key(s, "step_time", 1)) return v;
-  if (s.find("data_time") != std::string_view::npos)
-    if (auto v = seconds_after_key(s, "time", 1)) return v;
+std::optional<double> find_step_seconds(std::string_view s, const KeywordSites& sites) {
+  if (sites.per_it.n)
+    if (auto v = number_before(s, sites.per_it.at[sites.per_it.n - 1])) return v;
+  if (sites.it_per.n)
+    if (auto v = number_before(s, sites.it_per.at[sites.it_per.n - 1]); v && *v > 0) return 1 / *v;
+  for (std::size_t pos : sites.iteration)
+    if (pos >= 4 && s.substr(pos - 4, 4) == "per " && s.substr(pos + 9, 6) == " (ms):")
+      if (auto v = seconds_at(s, skip_separator(s, pos + 15), 1e-3)) return v;
+  if (auto v = seconds_after_key(s, sites.dt, 2, "", 0)) return v;
+  if (auto v = seconds_after_key(s, sites.time, 4, "step_", 1)) return v;
+  bool data_time = false;
+  for (std::size_t pos : sites.time) data_time = data_time || (pos >= 5 && s.substr(pos - 5, 5) == "data_");
+  if (data_time)
+    if (auto v = seconds_after_key(s, sites.time, 4, "", 1)) return v;
   return std::nullopt;
+}
+
+// A table row's or header's cells: split at tabs, else at '|', else at runs
+// of two blanks or more (fastai pads its columns), else at each blank, where
+// the two-word names a header or row may hold ("Training Loss", "No log")
+// are joined again.
+std::vector<std::string_view> split_cells(std::string_view s) {
+  auto trim = [](std::string_view c) {
+    while (!c.empty() && (c.front() == ' ' || c.front() == '\t')) c.remove_prefix(1);
+    while (!c.empty() && (c.back() == ' ' || c.back() == '\t' || c.back() == '\r')) c.remove_suffix(1);
+    return c;
+  };
+  auto split = [&](std::string_view sep) {
+    std::vector<std::string_view> out;
+    std::size_t from = 0;
+    while (from <= s.size()) {
+      std::size_t at = s.find(sep, from);
+      std::string_view cell = trim(s.substr(from, at == std::string_view::npos ? s.npos : at - from));
+      if (!cell.empty()) out.push_back(cell);
+      if (at == std::string_view::npos) break;
+      from = at + sep.size();
+      while (sep == "  " && from < s.size() && s[from] == ' ') ++from;
+    }
+    return out;
+  };
+  if (s.find('\t') != std::string_view::npos) return split("\t");
+  if (s.find('|') != std::string_view::npos) return split("|");
+  if (s.find("  ") != std::string_view::npos) return split("  ");
+  std::vector<std::string_view> words = split(" "), out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const bool joined = i + 1 < words.size() &&
+                        ((words[i + 1].size() == 4 && iequals_at(words[i + 1], 0, "loss") &&
+                          std::all_of(words[i].begin(), words[i].end(), is_alpha)) ||
+                         (words[i] == "No" && words[i + 1] == "log"));
+    if (joined) {
+      out.push_back({words[i].data(), static_cast<std::size_t>(words[i + 1].data() + words[i + 1].size() - words[i].data())});
+      ++i;
+    } else {
+      out.push_back(words[i]);
+    }
+  }
+  return out;
+}
+
+Column column_of(std::string_view cell) {
+  auto is = [&](std::string_view w) { return cell.size() == w.size() && iequals_at(cell, 0, w); };
+  if (is("epoch")) return Column::epoch;
+  if (is("step") || is("iter") || is("iteration") || is("global_step")) return Column::step;
+  const std::size_t loss = [&] {
+    for (std::size_t i = 0; i + 4 <= cell.size(); ++i)
+      if (iequals_at(cell, i, "loss")) return i;
+    return std::string_view::npos;
+  }();
+  if (loss == std::string_view::npos || loss + 4 != cell.size()) return Column::other;
+  if (names_evaluation(cell, 0, loss, false)) return Column::evaluation_loss;
+  const std::string_view qualifier = cell.substr(0, loss);
+  for (std::string_view q : {"", "train ", "train_", "training ", "training_", "train/"})
+    if (qualifier.size() == q.size() && iequals_at(qualifier, 0, q)) return Column::training_loss;
+  return Column::other;
 }
 
 // The epoch a line states: "epoch 3", "Epoch: [15][ 1/32]", "'epoch': 2.5".
@@ -388,7 +464,7 @@ ProgressReading parse_progress(std::string_view segment) {
     r.step = step;
     r.epoch = find_epoch(segment, sites);
   }
-  if (r.loss) r.step_seconds = find_step_seconds(segment);
+  if (r.loss) r.step_seconds = find_step_seconds(segment, sites);
   r.grad_non_finite = grad_norm_non_finite(segment, sites);
   return r;
 }
@@ -427,6 +503,10 @@ bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line) {
     std::size_t cr = text.find('\r', start);
     std::string_view seg = text.substr(start, cr == std::string_view::npos ? text.npos : cr - start);
     ProgressReading r = parse_progress(seg);
+    if (!r.loss && !r.evaluation_loss) {
+      if (std::vector<Column> header = read_header(seg); !header.empty()) columns_ = std::move(header);
+      else if (!columns_.empty()) r = read_row(seg, columns_);
+    }
     if (r.loss) {
       read = true;
       if (!rank_chosen_) {
@@ -517,6 +597,45 @@ std::optional<int> chance_classes(const Trajectory& t) {
   for (std::size_t i = series.size() - n; i < series.size(); ++i)
     if (!(std::fabs(series[i].loss - chance) <= kTolerance * chance)) return std::nullopt;
   return k;
+}
+
+std::vector<Column> read_header(std::string_view segment) {
+  const std::vector<std::string_view> cells = split_cells(segment);
+  std::vector<Column> columns;
+  bool loss = false, counter = false;
+  for (std::string_view cell : cells) {
+    if (!std::all_of(cell.begin(), cell.end(), [](char c) { return is_word(c) || c == ' ' || c == '/'; }) ||
+        is_digit(cell.front()))
+      return {};
+    columns.push_back(column_of(cell));
+    loss = loss || columns.back() == Column::training_loss || columns.back() == Column::evaluation_loss;
+    counter = counter || columns.back() == Column::step || columns.back() == Column::epoch;
+  }
+  if (!loss || !counter) return {};
+  return columns;
+}
+
+ProgressReading read_row(std::string_view segment, const std::vector<Column>& columns) {
+  ProgressReading r;
+  const std::vector<std::string_view> cells = split_cells(segment);
+  if (cells.size() != columns.size()) return r;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    std::size_t end = 0;
+    const std::optional<double> v = read_value(cells[i], 0, &end);
+    if (!v || end != cells[i].size()) continue;  // "No log", "#na#", a time "00:08"
+    switch (columns[i]) {
+      case Column::step:
+        if (std::isfinite(*v) && *v >= 0 && *v == std::floor(*v)) r.step = v;
+        break;
+      case Column::epoch:
+        if (std::isfinite(*v) && *v >= 0) r.epoch = v;
+        break;
+      case Column::training_loss: r.loss = v; break;
+      case Column::evaluation_loss: r.evaluation_loss = v; break;
+      case Column::other: break;
+    }
+  }
+  return r;
 }
 
 std::optional<int> evaluation_at_chance(const EvaluationSeries& e) {

@@ -32,6 +32,19 @@ ProgressReading parse_progress(std::string_view segment);
 // logarithms lie too close together to tell apart). None otherwise.
 std::optional<int> chance_classes(const Trajectory& t);
 
+// What each column of a table holds, as its header names it: fastai's
+// `epoch  train_loss  valid_loss  accuracy  time`, HF Trainer's notebook table
+// `Step	Training Loss	Validation Loss`. Its rows follow as bare numbers.
+enum class Column { other, step, epoch, training_loss, evaluation_loss };
+
+// The columns a header line names, when it is one: no cell a number, one a
+// step or an epoch, one a loss. Empty otherwise.
+std::vector<Column> read_header(std::string_view segment);
+
+// One row of numbers under that header, read as a progress line would be;
+// nothing where its cells do not line up with the header's.
+ProgressReading read_row(std::string_view segment, const std::vector<Column>& columns);
+
 // The step time of the followed rank late in the run against early in it,
 // where it changed enough to slow the run: it jumped several times over
 // (`collapse`: throughput collapsed mid-run) or rose steadily.
@@ -77,6 +90,7 @@ class TrajectoryBuilder : public MatchSink {
   MatchSink* next_;
   std::size_t capacity_;
   std::size_t stride_ = 1, evaluation_stride_ = 1, step_time_stride_ = 1;
+  std::vector<Column> columns_;  // the last table header's, while its rows follow
   std::vector<LossReading> step_times_;  // `loss` holds the seconds; bounded as the series
   std::uint64_t step_time_readings_ = 0;
   bool rank_chosen_ = false;

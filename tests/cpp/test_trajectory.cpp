@@ -332,6 +332,36 @@ TEST(Progress, ReadsTheEvaluationLossApart) {
   EXPECT_FALSE(parse_progress("Saving /ckpt/epoch=0-step=4-val_loss=0.0000.ckpt").evaluation_loss);
 }
 
+// A table whose header names its columns: the rows below it are readings of
+// the columns the header names, training and evaluation apart.
+TEST(Trajectory, ReadsTablesByTheirHeader) {
+  const std::string fastai =
+      "epoch     train_loss  valid_loss  accuracy  time\n"
+      "0         0.383562    0.214515    0.931000  00:08\n"
+      "1         0.201000    0.190000    0.940000  00:08\n"
+      "2         nan         nan         0.100000  00:08\n";
+  Diagnosis nan = diagnose_text(fastai);
+  EXPECT_EQ(nan.cls, "nan_loss");
+  EXPECT_EQ(nan.trajectory.readings, 3u);
+  EXPECT_EQ(nan.trajectory.first_non_finite->line, 4u);
+  EXPECT_EQ(nan.trajectory.evaluation.readings, 3u);
+  // HF Trainer's notebook table, as a text export has it: tab-separated, with
+  // "No log" where no training loss was logged yet.
+  Diagnosis hf = diagnose_text(
+      "Step\tTraining Loss\tValidation Loss\n10\tNo log\t0.9\n20\t0.8\t0.7\n30\t0.6\t0.5\n40\t0.4\t0.3\n"
+      "Training completed. Do not forget to share your model on huggingface.co/models =)\n", 0);
+  EXPECT_EQ(hf.cls, "healthy");
+  EXPECT_EQ(hf.trajectory.readings, 3u);
+  EXPECT_EQ(hf.trajectory.first->step, 20u);
+  EXPECT_EQ(hf.trajectory.evaluation.readings, 4u);
+  EXPECT_DOUBLE_EQ(hf.trajectory.evaluation.last->loss, 0.3);
+  // No header, a header without a step or epoch column, or a row whose cells
+  // do not line up: no readings.
+  EXPECT_EQ(diagnose_text("0         nan         nan         0.100000  00:08\n").trajectory.readings, 0u);
+  EXPECT_EQ(diagnose_text("the training loss went up\n1\t2\t3\n").trajectory.readings, 0u);
+  EXPECT_EQ(diagnose_text("Step\tTraining Loss\n10\t0.5\t0.4\n").trajectory.readings, 0u);
+}
+
 TEST(Trajectory, TheEvaluationSeriesIsBoundedWithExactExtremes) {
   auto rules = RuleSet::builtin(CacheOptions{false, {}});
   detail::TrajectoryBuilder b(rules->impl(), nullptr, 64);
