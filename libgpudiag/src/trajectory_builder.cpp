@@ -682,6 +682,33 @@ std::optional<StepTimeChange> TrajectoryBuilder::step_time_change() const {
   return c;
 }
 
+// Whether the loss rose for good above its running minimum: the median of the
+// last quarter 3x or more the lowest the loss had reached before it, each
+// point of the earlier curve taken as the median of a window an eighth of
+// the series wide (five readings at least), so that the low readings of a
+// noisy per-batch loss make no minimum. A run that fell far from its start
+// and climbed back part of the way has diverged, though it never rose above
+// its first reading.
+std::optional<RunningMinimumRise> rose_above_running_minimum(const std::vector<LossReading>& series) {
+  constexpr std::size_t kMinReadings = 8;
+  constexpr double kRise = 3;
+  const std::size_t n = series.size();
+  if (n < kMinReadings) return std::nullopt;
+  const std::size_t late_begin = n - n / 4, width = std::min(late_begin, std::max<std::size_t>(5, n / 8));
+  auto median_of = [&](std::size_t from, std::size_t to) {
+    std::vector<double> v;
+    for (std::size_t i = from; i < to; ++i) v.push_back(series[i].loss);
+    return median(std::move(v));
+  };
+  RunningMinimumRise r;
+  r.minimum = INFINITY;
+  for (std::size_t i = 0; i + width <= late_begin; ++i) r.minimum = std::min(r.minimum, median_of(i, i + width));
+  r.late = median_of(late_begin, n);
+  r.late_from = series[late_begin];
+  if (!(r.minimum > 0 && r.late >= kRise * r.minimum)) return std::nullopt;
+  return r;
+}
+
 Trajectory TrajectoryBuilder::finish() const {
   Trajectory t = t_;
   if (t.readings == 0) return t;
@@ -696,7 +723,8 @@ Trajectory TrajectoryBuilder::finish() const {
     t.shape = TrajectoryShape::non_finite;
   } else if (finite_ < 3 || !first) {
     t.shape = TrajectoryShape::too_short;
-  } else if (first->loss > 0 && (t.peak->loss > 10 * first->loss || t.last->loss > 2 * first->loss)) {
+  } else if ((first->loss > 0 && (t.peak->loss > 10 * first->loss || t.last->loss > 2 * first->loss)) ||
+             rose_above_running_minimum(t.series)) {
     t.shape = TrajectoryShape::diverged;
   } else if (chance_classes(t)) {
     // The model predicts nothing: a collapse, however few the readings.

@@ -45,6 +45,15 @@ std::vector<Column> read_header(std::string_view segment);
 // nothing where its cells do not line up with the header's.
 ProgressReading read_row(std::string_view segment, const std::vector<Column>& columns);
 
+// A loss that rose for good above its running minimum: the lowest median of a
+// window an eighth of the series wide before the last quarter, and the
+// median of the last quarter (from the reading `late_from`), 3x or more that.
+struct RunningMinimumRise {
+  double minimum = 0, late = 0;
+  LossReading late_from;
+};
+std::optional<RunningMinimumRise> rose_above_running_minimum(const std::vector<LossReading>& series);
+
 // The step time of the followed rank late in the run against early in it,
 // where it changed enough to slow the run: it jumped several times over
 // (`collapse`: throughput collapsed mid-run) or rose steadily.

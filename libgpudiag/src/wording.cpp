@@ -135,6 +135,14 @@ std::string note_text(const Note& n) {
       return "the gradient norm was non-finite at the last reading (" + where(*t->last) +
              "), where the loss read " + number(t->last->loss);
     case NoteKind::loss_diverged:
+      if (!(t->peak->loss > 10 * t->first->loss || t->last->loss > 2 * t->first->loss))
+        if (const auto rise = rose_above_running_minimum(t->series))
+          return "the loss fell from " + number(t->first->loss) + " (" + where(*t->first) +
+                 ") to a running minimum of " + number(rise->minimum) + " (lowest reading " +
+                 number(t->lowest->loss) + ", " + where(*t->lowest) +
+                 "), then rose for good: from " + where(rise->late_from) + ", its median is " + number(rise->late) + ", " + number(rise->late / rise->minimum) +
+                 " times that minimum, and it ended at " + number(t->last->loss) + " (" +
+                 where(*t->last) + ")";
       return "the loss rose from " + number(t->first->loss) + " (" + where(*t->first) +
              ") to a peak of " + number(t->peak->loss) + " (" + where(*t->peak) + "), " +
              number(t->peak->loss / t->first->loss) + " times its first value, and ended at " +

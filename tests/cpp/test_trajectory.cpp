@@ -411,6 +411,24 @@ TEST(TrainingCorrectness, UndertrainedReadsTheStepBudget) {
   EXPECT_EQ(diagnose_text("  Total optimization steps = 2,000\n" + run(60, 0.41), 0).cls, "healthy");
 }
 
+// Divergence is judged against the running minimum: a loss that fell far
+// and climbed back for good has diverged, below its first reading though it
+// stays; the low readings of a noisy per-batch loss make no minimum.
+TEST(TrainingCorrectness, DivergenceIsARiseAboveTheRunningMinimum) {
+  std::string back_up, noisy;
+  for (int step = 1; step <= 120; ++step) {
+    const double loss = step <= 60 ? 10.0 / step : 0.2 + 0.05 * (step - 60);  // 10 -> 0.17 -> 3.2
+    back_up += "step " + std::to_string(step) + " loss " + std::to_string(loss) + "\n";
+    const double batch = (step * 7919 % 100) / 100.0;  // 0 to 0.99 at random around a falling mean
+    noisy += "step " + std::to_string(step) + " loss " + std::to_string(2.0 / step + batch) + "\n";
+  }
+  Diagnosis d = diagnose_text(back_up + "training complete\n", 0);
+  EXPECT_EQ(d.cls, "loss_divergence");
+  EXPECT_EQ(d.trajectory.shape, TrajectoryShape::diverged);
+  EXPECT_TRUE(joined(d.verdict.shows).find("then rose for good") != std::string::npos) << joined(d.verdict.shows);
+  EXPECT_EQ(diagnose_text(noisy + "training complete\n", 0).cls, "healthy");
+}
+
 // A completed fine-tune sits near its floor from the start: not a failure.
 // A completed run whose loss rose away from its lowest is.
 TEST(Trajectory, CompletedRunsAreJudgedAgainstTheirLowestLoss) {
