@@ -112,6 +112,18 @@ bool no_decrease_is_a_problem(const TrainingState& s, const Trajectory& t) {
   return !begins_mid_run(t);
 }
 
+// Whether a flat loss is a problem. At chance it always is: the model
+// predicts nothing. Otherwise a run that went on from a checkpoint (one
+// loaded, counters that go on, a log that begins past the first epochs) and
+// completed sits at the floor it had reached: a converged or label-smoothed
+// loss is flat too. A run that started from scratch and stayed flat learned
+// nothing.
+bool plateau_is_a_problem(const TrainingState& s, const Trajectory& t) {
+  if (chance_classes(t)) return true;
+  const bool went_on = s.resume_loaded || s.counters_continue || begins_mid_run(t);
+  return !(s.completed && went_on);
+}
+
 // What the first reading's step says of a requested resume. A resumed run
 // counts on from its checkpoint: its first step is at least the one the
 // checkpoint's name carries, or many logging intervals past zero, or its
@@ -161,7 +173,8 @@ Outcome training_problem(const Taxonomy& taxonomy, const TrainingState& s, const
   Outcome o = Outcome::none;
   if (t.shape == TrajectoryShape::non_finite) o = Outcome::non_finite_loss;
   else if (s.counter_reset) o = Outcome::resume_without_load;
-  else if (t.shape == TrajectoryShape::diverged || t.shape == TrajectoryShape::plateau ||
+  else if (t.shape == TrajectoryShape::diverged ||
+           (t.shape == TrajectoryShape::plateau && plateau_is_a_problem(s, t)) ||
            (t.shape == TrajectoryShape::no_decrease && no_decrease_is_a_problem(s, t)))
     o = Outcome::diverging_loss;
   else if (s.resume_requested && !s.resume_loaded && !s.counters_continue)

@@ -429,6 +429,23 @@ TEST(TrainingCorrectness, DivergenceIsARiseAboveTheRunningMinimum) {
   EXPECT_EQ(diagnose_text(noisy + "training complete\n", 0).cls, "healthy");
 }
 
+// A flat loss in a completed run that went on from a checkpoint is its
+// floor; from scratch, or at chance, it is a plateau.
+TEST(TrainingCorrectness, AFlatLossIsAPlateauOnlyWhereTheRunStartedThere) {
+  auto flat = [](int first, double level) {
+    std::string log;
+    for (int step = first; step < first + 200; step += 10)
+      log += "step " + std::to_string(step) + " loss " + std::to_string(level + 0.001 * (step % 3)) + "\n";
+    return log + "training complete\n";
+  };
+  EXPECT_EQ(diagnose_text(flat(1, 1.7), 0).cls, "loss_divergence");
+  EXPECT_EQ(diagnose_text("Resuming from checkpoint ckpt/last.pt\nLoaded checkpoint from ckpt/last.pt\n" +
+                              flat(5001, 1.7), 0).cls,
+            "healthy");
+  EXPECT_EQ(diagnose_text("Loaded checkpoint from ckpt/last.pt\n" + flat(5001, 2.302585), 0).cls,
+            "loss_divergence");  // ln 10: chance
+}
+
 // A completed fine-tune sits near its floor from the start: not a failure.
 // A completed run whose loss rose away from its lowest is.
 TEST(Trajectory, CompletedRunsAreJudgedAgainstTheirLowestLoss) {
