@@ -102,14 +102,21 @@ bool rose_from_lowest(const Trajectory& t) {
 // (a resumed run, or a piece of a longer log).
 bool begins_mid_run(const Trajectory& t) { return t.first_epoch && *t.first_epoch >= 2; }
 
+// Whether the run went on from where an earlier one stopped: a checkpoint
+// loaded, step counters that go on from one, a log that begins past the
+// first epochs. Its first reading is not the start of training.
+bool went_on_from_checkpoint(const TrainingState& s, const Trajectory& t) {
+  return s.resume_loaded || s.counters_continue || begins_mid_run(t);
+}
+
 // Whether a loss that did not fall as a run's should is a problem. In a run
 // that completed, a loss that merely fell less than expected is none
 // (fine-tunes and resumed runs start near their floor); one that rose away
-// from its lowest is. In a log that begins mid-run and does not show the end,
-// neither says anything: its start is not the run's.
+// from its lowest is. In a log that went on from a checkpoint and does not
+// show the end, neither says anything: its start is not the run's.
 bool no_decrease_is_a_problem(const TrainingState& s, const Trajectory& t) {
   if (s.completed) return rose_from_lowest(t);
-  return !begins_mid_run(t);
+  return !went_on_from_checkpoint(s, t);
 }
 
 // Whether a flat loss is a problem. At chance it always is: the model
@@ -120,8 +127,7 @@ bool no_decrease_is_a_problem(const TrainingState& s, const Trajectory& t) {
 // nothing.
 bool plateau_is_a_problem(const TrainingState& s, const Trajectory& t) {
   if (chance_classes(t)) return true;
-  const bool went_on = s.resume_loaded || s.counters_continue || begins_mid_run(t);
-  return !(s.completed && went_on);
+  return !(s.completed && went_on_from_checkpoint(s, t));
 }
 
 // What the first reading's step says of a requested resume. A resumed run

@@ -439,11 +439,21 @@ TEST(TrainingCorrectness, AFlatLossIsAPlateauOnlyWhereTheRunStartedThere) {
     return log + "training complete\n";
   };
   EXPECT_EQ(diagnose_text(flat(1, 1.7), 0).cls, "loss_divergence");
-  EXPECT_EQ(diagnose_text("Resuming from checkpoint ckpt/last.pt\nLoaded checkpoint from ckpt/last.pt\n" +
+  EXPECT_EQ(diagnose_text("Restored all states from the checkpoint at /ckpt/last.ckpt\n" +
                               flat(5001, 1.7), 0).cls,
             "healthy");
-  EXPECT_EQ(diagnose_text("Loaded checkpoint from ckpt/last.pt\n" + flat(5001, 2.302585), 0).cls,
+  EXPECT_EQ(diagnose_text("Restored all states from the checkpoint at /ckpt/last.ckpt\n" + flat(5001, 2.302585), 0).cls,
             "loss_divergence");  // ln 10: chance
+}
+
+// A log cut short whose loss did not fall is judged by where it starts: from
+// scratch it is a problem; going on from a checkpoint it says nothing.
+TEST(TrainingCorrectness, ALossThatDidNotFallAfterACheckpointSaysNothing) {
+  std::string log;
+  for (int step = 1; step <= 40; ++step)
+    log += "step " + std::to_string(step) + " loss " + std::to_string(1.5 + 0.1 * ((step * 37) % 7 - 3)) + "\n";
+  EXPECT_EQ(diagnose_text(log).cls, "loss_divergence");
+  EXPECT_EQ(diagnose_text("Restored all states from the checkpoint at /ckpt/last.ckpt\n" + log).cls, "unknown");
 }
 
 // A completed fine-tune sits near its floor from the start: not a failure.
