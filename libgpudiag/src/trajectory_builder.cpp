@@ -253,11 +253,17 @@ std::optional<double> find_loss(std::string_view s, const KeywordSites& sites, b
 
 // Whether the key at `pos` is part of a path: a checkpoint's name carries the
 // metric it was saved on (`.../epoch=0-val_loss=0.0000.ckpt`), often a
-// placeholder, and is no evaluation.
+// placeholder, and is no evaluation. A namespace just before the key
+// (`eval/loss`, as wandb and HF name their metrics) is no path.
 bool in_path(std::string_view s, std::size_t pos) {
   const std::size_t token = s.find_last_of(" \t'\"", pos);
   const std::size_t from = token == std::string_view::npos ? 0 : token + 1;
-  return s.substr(from, pos - from).find('/') != std::string_view::npos;
+  std::size_t qualifier = pos;
+  while (qualifier > from && (is_word(s[qualifier - 1]) || s[qualifier - 1] == '/')) {
+    --qualifier;
+    if (s[qualifier] == '/') break;
+  }
+  return s.substr(from, qualifier - from).find('/') != std::string_view::npos;
 }
 
 // The evaluation loss a segment reports: a key that an evaluation word

@@ -316,6 +316,7 @@ TEST(Progress, ReadsTheEvaluationLossApart) {
       {"step 0: train loss 10.9364, val loss 10.9380", 10.938},
       {"Epoch [647/650], Validation Loss: 0.0017, Validation L1: 0.2673", 0.0017},
       {"Val epoch 3 has acc 0.249 and loss 1.386", 1.386},
+      {"step 100 | train/loss: 2.31 | eval/loss 2.5", 2.5},  // wandb's and HF's namespaces
   };
   for (const auto& c : cases) {
     auto r = parse_progress(c.line);
