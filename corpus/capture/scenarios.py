@@ -378,3 +378,6 @@ add("healthy", "lightning", "--root", "{work}/trial-2", "--lr", "1e-3", "--save"
 # throughput finding), and the run is healthy
 add("healthy", "plain", "--steps", "200", "--print-args", launch="job", trace=True,
     exports={"CUDA_LAUNCH_BLOCKING": "1", "OMP_NUM_THREADS": "2"})
+# label smoothing: the loss settles at a floor well above zero and sits flat there to the end
+add("healthy", "hf", *HF, "--max-steps", "3000", "--lr", "5e-3", "--logging-steps", "100", "--label-smoothing", "0.3",
+    "--no-tqdm")

@@ -58,6 +58,8 @@ def parse_args(argv=None):
     p.add_argument("--nan-at", type=int, default=0, help="poison the weights at this step")
     p.add_argument("--fault", help="a fault of faults.py, provoked at --fault-step")
     p.add_argument("--fault-step", type=int, default=20)
+    p.add_argument("--label-smoothing", type=float, default=0.0,
+                   help="label_smoothing_factor: the loss settles at a floor above zero")
     p.add_argument("--print-args", action="store_true")
     return p.parse_args(argv)
 
@@ -94,6 +96,8 @@ def main(argv=None):
         extra = {"eval_strategy": "steps", "eval_steps": args.eval_steps}
     if args.bad_eval_config:
         extra = {"eval_strategy": "steps", "save_strategy": "epoch", "load_best_model_at_end": True}
+    if args.label_smoothing:
+        extra["label_smoothing_factor"] = args.label_smoothing
     targs = TrainingArguments(
         output_dir=args.output_dir, max_steps=args.max_steps, num_train_epochs=args.epochs,
         learning_rate=args.lr, logging_steps=args.logging_steps, per_device_train_batch_size=args.batch_size,
