@@ -243,6 +243,9 @@ add("nan_loss", "lightning", *LT, "--nan-at", "40", "--early-stop-nan", "--no-ba
 add("nan_loss", "lightning", *LT, "--nan-at", "70", "--tqdm")
 add("nan_loss", "ddp", "--nan-at", "50", launch="torchrun", nproc=3)
 add("nan_loss", "ddp", "--nan-at", "30", launch="torchrun", tee=False)
+# mixed precision's loss scale collapsing: the backward pass overflows on every step from step 60, the
+# scaler skips each step and halves its scale, and the printed loss stays finite
+add("nan_loss", "plain", "--scaler", "--overflow-from", "60", "--steps", "200", launch="job")
 
 add("loss_divergence", "plain", "--lr", "5", "--log-every", "20")
 add("loss_divergence", "plain", "--lr", "2", "--style", "iter", launch="job")
@@ -381,3 +384,6 @@ add("healthy", "plain", "--steps", "200", "--print-args", launch="job", trace=Tr
 # label smoothing: the loss settles at a floor well above zero and sits flat there to the end
 add("healthy", "hf", *HF, "--max-steps", "3000", "--lr", "5e-3", "--logging-steps", "100", "--label-smoothing", "0.3",
     "--no-tqdm")
+# mixed precision with one overflow the scaler absorbs (a corrupt batch between two logged steps): the
+# scale halves once and training goes on
+add("healthy", "plain", "--scaler", "--nan-at", "55", "--steps", "200")

@@ -47,7 +47,9 @@ std::vector<Candidate> gather(const RuleSet::Impl& rules, const std::vector<Rule
 
 // Whether the run went on after the cause: it completed cleanly after the
 // cause's last line, or the same process (its rank; the whole job for an
-// untagged line) reported more losses. A few readings can be output buffered
+// untagged line) reported more losses. A cause the last progress line itself
+// shows (a loss scale collapsed to nothing, printed beside the loss) lasted
+// to the end of training: the run did not go on after it, whatever followed. A few readings can be output buffered
 // before a crash and flushed after it, a whole buffer of them when stdout goes
 // to a file; a class a process is known to survive (an allocation failure
 // caught and retried) needs fewer.
@@ -56,6 +58,7 @@ void mark_survival(Candidate& c, const Trajectory& t, const TrainingState& train
   constexpr std::size_t kReadingsAfterSurvivable = 3;
   constexpr std::size_t kReadingsAfterAny = 20;
   const std::uint64_t last = last_line(*c.evidence);
+  if (t.last && last == t.last->line) return;
   if (training.completed && clean_exit && last < training.completion_line) {
     c.standing = Standing::completed_after;
     return;

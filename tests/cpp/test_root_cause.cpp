@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <string>
 
 #include "test_util.hpp"
@@ -66,6 +68,23 @@ TEST(RootCause, RecoveredFailuresDoNotDecide) {
   EXPECT_EQ(diagnose_text("step 10 loss 2.0\n" + std::string("torch.OutOfMemoryError: CUDA out of memory. "
                                                               "Tried to allocate 8.82 GiB.\n")).cls,
             "cuda_oom");
+}
+
+// A failure the last progress line itself shows lasted to the end of
+// training: a loss scale halved to nothing on every overflow, printed beside
+// a loss that stays finite, is no recovery though the run then completes.
+TEST(RootCause, AFailureTheLastProgressLineShowsIsNotRecovered) {
+  std::string log;
+  double scale = 65536;
+  for (int s = 10; s <= 200; s += 10) {
+    if (s > 60) scale /= 1024;
+    char line[96];
+    std::snprintf(line, sizeof line, "step %d loss %.4f | loss_scale: %.6g\n", s, 0.5 + 0.001 * (s % 3), scale);
+    log += line;
+  }
+  Diagnosis d = diagnose_text(log + "training finished: 200 steps\n", 0);
+  EXPECT_EQ(d.cls, "nan_loss");
+  EXPECT_EQ(finding(d, "recovered"), nullptr);
 }
 
 // In a run asked to resume, a checkpoint that failed to load before training

@@ -105,6 +105,11 @@ def parse_args(argv=None):
     p.add_argument("--worker-fault", help="SIGSEGV, SIGBUS or SIGKILL inside a DataLoader worker")
     p.add_argument("--nan-at", type=int, default=0, help="a corrupt batch (inf inputs) at this step")
     p.add_argument("--anomaly", action="store_true", help="torch.autograd.detect_anomaly")
+    p.add_argument("--scaler", action="store_true",
+                   help="dynamic loss scaling (torch.amp.GradScaler); each progress line shows the loss scale")
+    p.add_argument("--overflow-from", type=int, default=0,
+                   help="with --scaler: from this step the backward pass overflows on every step, as fp16 "
+                        "activations that outgrew their range do; the scaler skips the step and halves its scale")
     p.add_argument("--look-alikes", action="store_true",
                    help="benign lines a keyword matcher takes for failures")
     p.add_argument("--print-args", action="store_true")
@@ -176,6 +181,7 @@ def main(argv=None):
             print(f"probe allocation failed, falling back to a smaller buffer: {e}")
 
     loss_fn = nn.MSELoss()
+    scaler = torch.amp.GradScaler(device.type) if args.scaler else None
     held_out = Synthetic(256, dim, args.seed + 1) if args.eval_every else None
     start = time.monotonic()
     epoch = 0
@@ -195,11 +201,19 @@ def main(argv=None):
                 loss = loss_fn(torch.sqrt(out * out + 1e-12) * torch.sign(out), y) if args.anomaly \
                     else loss_fn(out, y)
                 optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
+                if scaler is None:
+                    loss.backward()
+                    optimizer.step()
+                else:
+                    overflow = args.overflow_from and step >= args.overflow_from
+                    scaler.scale(loss * float("inf") if overflow else loss).backward()
+                    scaler.step(optimizer)
+                    scaler.update()
                 if step % args.log_every == 0 or step == 1:
-                    print(log_line(args.style, epoch, step, args.steps, loss.item(),
-                                   optimizer.param_groups[0]["lr"]), flush=True)
+                    line = log_line(args.style, epoch, step, args.steps, loss.item(), optimizer.param_groups[0]["lr"])
+                    if scaler is not None:
+                        line += f" | loss_scale: {scaler.get_scale():.6g}"
+                    print(line, flush=True)
                 if held_out is not None and step % args.eval_every == 0:
                     with torch.no_grad():
                         # A different input distribution: the validation loss sits above the training loss.
