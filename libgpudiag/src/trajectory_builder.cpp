@@ -39,6 +39,9 @@ struct KeywordSites {
   List loss, step, iter, iteration, epoch, grad_norm;  // grad_norm holds "grad_norm" and "grad norm"
   // The step time's markers: tqdm's rates, "dt", "time" (`data_time` too).
   List per_it, it_per, dt, time;
+  // Whether a word may name an evaluation ("val", "eval", "test", "dev"
+  // begin one): without it no evaluation loss is looked for.
+  bool evaluation = false;
 
   explicit KeywordSites(std::string_view s) {
     for (std::size_t pos = 0; pos < s.size(); ++pos) {
@@ -60,6 +63,10 @@ struct KeywordSites {
           break;
         case 'e':
           if (iequals_at(s, pos, "epoch")) epoch.add(pos);
+          else if (iequals_at(s, pos, "eval")) evaluation = true;
+          break;
+        case 'v':
+          if (iequals_at(s, pos, "val")) evaluation = true;
           break;
         case 'g':
           if (iequals_at(s, pos, "grad") && (iequals_at(s, pos + 4, "_norm") || iequals_at(s, pos + 4, " norm")))
@@ -67,9 +74,11 @@ struct KeywordSites {
           break;
         case 'd':
           if (iequals_at(s, pos, "dt")) dt.add(pos);
+          else if (iequals_at(s, pos, "dev")) evaluation = true;
           break;
         case 't':
           if (iequals_at(s, pos, "time")) time.add(pos);
+          else if (iequals_at(s, pos, "test")) evaluation = true;
           break;
         default: break;
       }
@@ -465,7 +474,7 @@ ProgressReading parse_progress(std::string_view segment) {
   const std::optional<double> step = find_step(segment, sites);
   const bool bar = segment.find("it/s") != segment.npos || segment.find("s/it") != segment.npos;
   r.loss = find_loss(segment, sites, step.has_value() || bar);
-  r.evaluation_loss = find_evaluation_loss(segment, sites);
+  if (sites.evaluation) r.evaluation_loss = find_evaluation_loss(segment, sites);
   if (r.loss || r.evaluation_loss) {
     r.step = step;
     r.epoch = find_epoch(segment, sites);
