@@ -84,13 +84,22 @@ void bind_results(py::module_& m) {
       .def_readonly("loss", &LossReading::loss)
       .def_readonly("line", &LossReading::line)
       .def_readonly("step_reported", &LossReading::step_reported);
-  py::class_<EvaluationSeries>(m, "EvaluationSeries", "The evaluation loss, apart from the training loss.")
-      .def_readonly("readings", &EvaluationSeries::readings)
-      .def_readonly("first", &EvaluationSeries::first)
-      .def_readonly("last", &EvaluationSeries::last)
-      .def_readonly("lowest", &EvaluationSeries::lowest)
-      .def_readonly("peak", &EvaluationSeries::peak)
-      .def_property_readonly("series", [](const EvaluationSeries& e) { return series_tuple(e.series); });
+  py::class_<Reading>(m, "Reading", "One value of a quantity beside the training loss.")
+      .def_readonly("step", &Reading::step)
+      .def_readonly("value", &Reading::value)
+      .def_readonly("line", &Reading::line)
+      .def_readonly("step_reported", &Reading::step_reported);
+  py::class_<Series>(m, "Series", "A quantity over the run: its exact extremes and a bounded series.")
+      .def_readonly("readings", &Series::readings)
+      .def_readonly("first", &Series::first)
+      .def_readonly("last", &Series::last)
+      .def_readonly("lowest", &Series::lowest)
+      .def_readonly("peak", &Series::peak)
+      .def_property_readonly("series", [](const Series& s) {
+        py::list out;
+        for (const auto& r : s.series) out.append(py::make_tuple(r.step, r.value));
+        return py::tuple(out);
+      });
   py::class_<Trajectory>(m, "Trajectory", "The training loss of one rank.")
       .def_property_readonly("shape", [](const Trajectory& t) { return std::string(to_string(t.shape)); })
       .def_readonly("readings", &Trajectory::readings)
@@ -103,7 +112,11 @@ void bind_results(py::module_& m) {
       .def_readonly("peak", &Trajectory::peak)
       .def_readonly("first_non_finite", &Trajectory::first_non_finite)
       .def_property_readonly("series", [](const Trajectory& t) { return series_tuple(t.series); })
-      .def_readonly("evaluation", &Trajectory::evaluation);
+      .def_readonly("evaluation", &Trajectory::evaluation)
+      .def_readonly("grad_norm", &Trajectory::grad_norm)
+      .def_readonly("learning_rate", &Trajectory::learning_rate)
+      .def_readonly("loss_scale", &Trajectory::loss_scale)
+      .def_readonly("step_time", &Trajectory::step_time);
   py::class_<FailedWorker>(m, "FailedWorker", "One failed worker of a launcher's summary.")
       .def_readonly("rank", &FailedWorker::rank)
       .def_readonly("local_rank", &FailedWorker::local_rank)

@@ -114,19 +114,39 @@ void write_series(detail::JsonWriter& w, const std::vector<LossReading>& series)
   w.end_array();
 }
 
-void write_evaluation(detail::JsonWriter& w, const EvaluationSeries& e) {
+void write_value_reading(detail::JsonWriter& w, const std::optional<Reading>& r) {
+  if (!r) {
+    w.null();
+    return;
+  }
   w.begin_object();
-  w.key("readings").value(static_cast<unsigned long long>(e.readings));
+  w.key("step").value(static_cast<unsigned long long>(r->step));
+  w.key("value");
+  write_loss(w, r->value);
+  w.key("line").value(static_cast<unsigned long long>(r->line));
+  w.key("step_reported").value(r->step_reported);
+  w.end_object();
+}
+
+void write_value_series(detail::JsonWriter& w, const Series& s) {
+  w.begin_object();
+  w.key("readings").value(static_cast<unsigned long long>(s.readings));
   w.key("first");
-  write_reading(w, e.first);
+  write_value_reading(w, s.first);
   w.key("last");
-  write_reading(w, e.last);
+  write_value_reading(w, s.last);
   w.key("lowest");
-  write_reading(w, e.lowest);
+  write_value_reading(w, s.lowest);
   w.key("peak");
-  write_reading(w, e.peak);
-  w.key("series");
-  write_series(w, e.series);
+  write_value_reading(w, s.peak);
+  w.key("series").begin_array();
+  for (const auto& r : s.series) {
+    w.begin_array();
+    w.value(static_cast<unsigned long long>(r.step));
+    write_loss(w, r.value);
+    w.end_array();
+  }
+  w.end_array();
   w.end_object();
 }
 
@@ -152,8 +172,15 @@ void write_trajectory(detail::JsonWriter& w, const Trajectory& t) {
   write_reading(w, t.first_non_finite);
   w.key("series");
   write_series(w, t.series);
-  w.key("evaluation");
-  write_evaluation(w, t.evaluation);
+  const std::pair<const char*, const Series*> kinds[] = {{"evaluation", &t.evaluation},
+                                                         {"grad_norm", &t.grad_norm},
+                                                         {"learning_rate", &t.learning_rate},
+                                                         {"loss_scale", &t.loss_scale},
+                                                         {"step_time", &t.step_time}};
+  for (auto [key, series] : kinds) {
+    w.key(key);
+    write_value_series(w, *series);
+  }
   w.end_object();
 }
 

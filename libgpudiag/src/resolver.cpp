@@ -211,7 +211,8 @@ struct Resolver {
     }
     if (training.evaluation_at_chance) {
       Note n{NoteKind::evaluation_at_chance};
-      n.reading = d.trajectory.evaluation.last;
+      const Reading& last = *d.trajectory.evaluation.last;
+      n.reading = LossReading{last.step, last.value, last.line, last.step_reported};
       n.steps = *training.evaluation_at_chance;
       notes.push_back(n);
       weights.add(1);

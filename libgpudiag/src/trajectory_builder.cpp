@@ -39,6 +39,8 @@ struct KeywordSites {
   List loss, step, iter, iteration, epoch, grad_norm;  // grad_norm holds "grad_norm" and "grad norm"
   // The step time's markers: tqdm's rates, "dt", "time" (`data_time` too).
   List per_it, it_per, dt, time;
+  List lr, learning_rate;  // "lr"; "learning_rate" and "learning rate"
+
   // Whether a word may name an evaluation ("val", "eval", "test", "dev"
   // begin one): without it no evaluation loss is looked for.
   bool evaluation = false;
@@ -48,6 +50,10 @@ struct KeywordSites {
       switch (lower(s[pos])) {
         case 'l':
           if (iequals_at(s, pos, "loss")) loss.add(pos);
+          else if (iequals_at(s, pos, "lr")) lr.add(pos);
+          else if (iequals_at(s, pos, "learning") &&
+                   (iequals_at(s, pos + 8, "_rate") || iequals_at(s, pos + 8, " rate")))
+            learning_rate.add(pos);
           break;
         case 's':
           if (iequals_at(s, pos, "step")) step.add(pos);
@@ -428,12 +434,24 @@ std::optional<double> find_epoch(std::string_view s, const KeywordSites& sites) 
   return std::nullopt;
 }
 
-bool grad_norm_non_finite(std::string_view s, const KeywordSites& sites) {
-  for (std::size_t pos : sites.grad_norm) {
-    auto v = read_value(s, skip_separator(s, pos + 9));
-    if (v && !std::isfinite(*v)) return true;
+// The value behind the first of `sites` (keys `length` long, whole words) that
+// holds one.
+std::optional<double> value_after(std::string_view s, const KeywordSites::List& sites, std::size_t length) {
+  for (std::size_t pos : sites) {
+    const std::size_t after = pos + length;
+    if ((pos > 0 && is_word(s[pos - 1])) || (after < s.size() && is_word(s[after]))) continue;
+    if (auto v = read_value(s, skip_separator(s, after))) return v;
   }
-  return false;
+  return std::nullopt;
+}
+
+// Mixed precision's loss scale: `loss_scale: 65536`, `loss scale: 1.0`.
+std::optional<double> find_loss_scale(std::string_view s, const KeywordSites& sites) {
+  for (std::size_t pos : sites.loss)
+    if (iequals_at(s, pos + 4, "_scale") || iequals_at(s, pos + 4, " scale"))
+      if (!(pos + 10 < s.size() && is_word(s[pos + 10])))
+        if (auto v = read_value(s, skip_separator(s, pos + 10))) return v;
+  return std::nullopt;
 }
 
 double median(std::vector<double> v) {
@@ -480,7 +498,13 @@ ProgressReading parse_progress(std::string_view segment) {
     r.epoch = find_epoch(segment, sites);
   }
   if (r.loss) r.step_seconds = find_step_seconds(segment, sites);
-  r.grad_non_finite = grad_norm_non_finite(segment, sites);
+  r.grad_norm = value_after(segment, sites.grad_norm, 9);
+  r.grad_non_finite = r.grad_norm && !std::isfinite(*r.grad_norm);
+  if (r.loss) {
+    r.learning_rate = value_after(segment, sites.lr, 2);
+    if (!r.learning_rate) r.learning_rate = value_after(segment, sites.learning_rate, 13);
+    r.loss_scale = find_loss_scale(segment, sites);
+  }
   return r;
 }
 
@@ -552,14 +576,16 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
     t_.first_epoch = r.epoch;
   }
   t_.last = x;
+  auto beside = [&](Series& s, std::size_t& stride, const std::optional<double>& v) {
+    if (v) add_value(s, stride, *v, x.step, x.step_reported, line);
+  };
+  beside(t_.grad_norm, grad_norm_stride_, r.grad_norm);
+  beside(t_.learning_rate, learning_rate_stride_, r.learning_rate);
+  beside(t_.loss_scale, loss_scale_stride_, r.loss_scale);
+  beside(t_.step_time, step_time_stride_, r.step_seconds);
   if (!std::isfinite(x.loss)) {
     if (!t_.first_non_finite) t_.first_non_finite = x;
     return;
-  }
-  if (r.step_seconds) {
-    LossReading time = x;
-    time.loss = *r.step_seconds;
-    keep_evenly(step_times_, step_time_stride_, ++step_time_readings_, time);
   }
   ++finite_;
   if (!t_.lowest || x.loss < t_.lowest->loss) t_.lowest = x;
@@ -568,27 +594,30 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
 }
 
 void TrajectoryBuilder::add_evaluation(const ProgressReading& r, std::uint64_t line) {
-  EvaluationSeries& e = t_.evaluation;
-  LossReading x;
-  x.loss = *r.evaluation_loss;
-  x.line = line;
-  x.step_reported = r.step.has_value();
-  x.step = r.step ? static_cast<std::uint64_t>(*r.step) : e.readings + 1;
-  ++e.readings;
-  if (!e.first) e.first = x;
-  e.last = x;
-  if (std::isfinite(x.loss)) {
-    if (!e.lowest || x.loss < e.lowest->loss) e.lowest = x;
-    if (!e.peak || x.loss > e.peak->loss) e.peak = x;
+  Series& e = t_.evaluation;
+  add_value(e, evaluation_stride_, *r.evaluation_loss,
+            r.step ? static_cast<std::uint64_t>(*r.step) : e.readings + 1, r.step.has_value(), line);
+}
+
+void TrajectoryBuilder::add_value(Series& s, std::size_t& stride, double value, std::uint64_t step,
+                                  bool step_reported, std::uint64_t line) const {
+  const Reading x{step, value, line, step_reported};
+  ++s.readings;
+  if (!s.first) s.first = x;
+  s.last = x;
+  if (std::isfinite(value)) {
+    if (!s.lowest || value < s.lowest->value) s.lowest = x;
+    if (!s.peak || value > s.peak->value) s.peak = x;
   }
-  keep_evenly(e.series, evaluation_stride_, e.readings, x);
+  keep_evenly(s.series, stride, s.readings, x);
 }
 
 // Keeps the `ordinal`-th reading when it falls on the stride; past capacity,
 // every other kept reading is dropped and the stride doubles, so the series
 // stays evenly spread over the run in bounded memory.
-void TrajectoryBuilder::keep_evenly(std::vector<LossReading>& series, std::size_t& stride,
-                                    std::uint64_t ordinal, const LossReading& x) const {
+template <class R>
+void TrajectoryBuilder::keep_evenly(std::vector<R>& series, std::size_t& stride, std::uint64_t ordinal,
+                                    const R& x) const {
   if ((ordinal - 1) % stride != 0) return;
   series.push_back(x);
   if (series.size() < capacity_) return;
@@ -653,14 +682,14 @@ ProgressReading read_row(std::string_view segment, const std::vector<Column>& co
   return r;
 }
 
-std::optional<int> evaluation_at_chance(const EvaluationSeries& e) {
+std::optional<int> evaluation_at_chance(const Series& e) {
   constexpr int kMaxClasses = 5;
   constexpr double kTolerance = 5e-3;
-  if (!e.last || !(e.last->loss > 0)) return std::nullopt;
-  const int k = static_cast<int>(std::lround(std::exp(e.last->loss)));
+  if (!e.last || !(e.last->value > 0)) return std::nullopt;
+  const int k = static_cast<int>(std::lround(std::exp(e.last->value)));
   if (k < 2 || k > kMaxClasses) return std::nullopt;
   const double chance = std::log(static_cast<double>(k));
-  if (!(std::fabs(e.last->loss - chance) <= kTolerance * chance)) return std::nullopt;
+  if (!(std::fabs(e.last->value - chance) <= kTolerance * chance)) return std::nullopt;
   return k;
 }
 
@@ -669,7 +698,7 @@ std::optional<StepTimeChange> TrajectoryBuilder::step_time_change() const {
   // early window is the next quarter, the late one the last quarter.
   constexpr std::size_t kMinReadings = 16;
   constexpr double kCollapse = 3, kRise = 1.5, kSteady = 0.6;
-  const auto& v = step_times_;
+  const auto& v = t_.step_time.series;
   const std::size_t n = v.size();
   // From as many lines: the redraws of one progress bar are one stretch of
   // the run, whose rate tqdm smooths from a noisy start.
@@ -679,7 +708,7 @@ std::optional<StepTimeChange> TrajectoryBuilder::step_time_change() const {
   const std::size_t warm = n / 10, early_end = warm + n / 4, late_begin = n - n / 4;
   auto window = [&](std::size_t from, std::size_t to) {
     std::vector<double> out;
-    for (std::size_t i = from; i < to; ++i) out.push_back(v[i].loss);
+    for (std::size_t i = from; i < to; ++i) out.push_back(v[i].value);
     return out;
   };
   StepTimeChange c;
@@ -693,7 +722,7 @@ std::optional<StepTimeChange> TrajectoryBuilder::step_time_change() const {
   c.early_to = v[early_end - 1].line;
   c.late_from = v[late_begin].line;
   c.late_to = v[n - 1].line;
-  c.readings = step_time_readings_;
+  c.readings = t_.step_time.readings;
   return c;
 }
 

@@ -18,11 +18,12 @@ struct ProgressReading {
   std::optional<double> loss;
   std::optional<double> evaluation_loss;
   std::optional<double> step_seconds;  // the time of one step, where the line states it
+  std::optional<double> grad_norm, learning_rate, loss_scale;
   bool grad_non_finite = false;
 };
 
-// Reads the training loss, the evaluation loss, the step and the gradient
-// norm out of one line segment. Validation and evaluation losses are not the
+// Reads the training loss, the evaluation loss, the step, the gradient norm,
+// the learning rate, the loss scale and the step time out of one line segment. Validation and evaluation losses are not the
 // training loss: they are read apart.
 ProgressReading parse_progress(std::string_view segment);
 
@@ -68,7 +69,7 @@ struct StepTimeChange {
 // 0.5% of ln k for k from 2 to 5. A single evaluation is noisier than a
 // training series, and past 5 classes the logarithms lie too close together
 // for that tolerance. None otherwise.
-std::optional<int> evaluation_at_chance(const EvaluationSeries& e);
+std::optional<int> evaluation_at_chance(const Series& e);
 
 // Builds the loss trajectory from the lines that progress rules flag. Memory
 // is bounded: past `capacity` readings every other kept reading is dropped and
@@ -92,16 +93,18 @@ class TrajectoryBuilder : public MatchSink {
  private:
   void add(const ProgressReading& r, std::uint64_t line);
   void add_evaluation(const ProgressReading& r, std::uint64_t line);
-  void keep_evenly(std::vector<LossReading>& series, std::size_t& stride, std::uint64_t ordinal,
-                   const LossReading& x) const;
+  // One value of a series, at the step and line of `at`.
+  void add_value(Series& s, std::size_t& stride, double value, std::uint64_t step, bool step_reported,
+                 std::uint64_t line) const;
+  template <class R>
+  void keep_evenly(std::vector<R>& series, std::size_t& stride, std::uint64_t ordinal, const R& x) const;
 
   const RuleSet::Impl& rules_;
   MatchSink* next_;
   std::size_t capacity_;
-  std::size_t stride_ = 1, evaluation_stride_ = 1, step_time_stride_ = 1;
+  std::size_t stride_ = 1, evaluation_stride_ = 1, grad_norm_stride_ = 1, learning_rate_stride_ = 1,
+              loss_scale_stride_ = 1, step_time_stride_ = 1;
   std::vector<Column> columns_;  // the last table header's, while its rows follow
-  std::vector<LossReading> step_times_;  // `loss` holds the seconds; bounded as the series
-  std::uint64_t step_time_readings_ = 0;
   bool rank_chosen_ = false;
   std::optional<int> rank_;
   Trajectory t_;

@@ -38,12 +38,18 @@ class LossReading:
     line: int
     step_reported: bool
 
-class EvaluationSeries:
+class Reading:
+    step: int
+    value: float
+    line: int
+    step_reported: bool
+
+class Series:
     readings: int
-    first: Optional[LossReading]
-    last: Optional[LossReading]
-    lowest: Optional[LossReading]
-    peak: Optional[LossReading]
+    first: Optional[Reading]
+    last: Optional[Reading]
+    lowest: Optional[Reading]
+    peak: Optional[Reading]
     series: Tuple[Tuple[int, float], ...]
 
 class Trajectory:
@@ -58,7 +64,11 @@ class Trajectory:
     peak: Optional[LossReading]
     first_non_finite: Optional[LossReading]
     series: Tuple[Tuple[int, float], ...]
-    evaluation: EvaluationSeries
+    evaluation: Series
+    grad_norm: Series
+    learning_rate: Series
+    loss_scale: Series
+    step_time: Series
 
 class FailedWorker:
     rank: Optional[int]

@@ -56,6 +56,28 @@ TEST(Progress, ReadsTheStepTime) {
   EXPECT_FALSE(parse_progress("step 10 loss 2.5 width: 12ms").step_seconds);
 }
 
+// What a progress line reports beside the training loss, each under the keys
+// the frameworks print.
+TEST(Progress, ReadsTheQuantitiesBesideTheLoss) {
+  auto megatron = parse_progress(
+      " iteration       10/  500000 | consumed samples:  5120 | elapsed time per iteration (ms): 412.5 | "
+      "learning rate: 1.500000E-06 | global batch size:   512 | lm loss: 1.009469E+01 | loss scale: 65536.0 | "
+      "grad norm: 1.335 |");
+  ASSERT_TRUE(megatron.loss && megatron.learning_rate && megatron.loss_scale && megatron.grad_norm);
+  EXPECT_DOUBLE_EQ(*megatron.learning_rate, 1.5e-6);
+  EXPECT_DOUBLE_EQ(*megatron.loss_scale, 65536.0);
+  EXPECT_DOUBLE_EQ(*megatron.grad_norm, 1.335);
+  auto hf = parse_progress("{'loss': '4.689', 'grad_norm': '1.394', 'learning_rate': '0.001867', 'epoch': '0.1562'}");
+  ASSERT_TRUE(hf.learning_rate && hf.grad_norm);
+  EXPECT_DOUBLE_EQ(*hf.learning_rate, 0.001867);
+  auto plain = parse_progress("step 3 loss 2.0 lr 1e-3 loss_scale: 1024");
+  ASSERT_TRUE(plain.learning_rate && plain.loss_scale);
+  EXPECT_DOUBLE_EQ(*plain.loss_scale, 1024.0);
+  // Not a learning rate: part of another word; no loss on the line, nothing beside it.
+  EXPECT_FALSE(parse_progress("step 3 loss 2.0 curl 5").learning_rate);
+  EXPECT_FALSE(parse_progress("lr 1e-3").learning_rate);
+}
+
 // A setup that slows every step is a throughput finding, never the cause: a
 // completed run stays healthy with it. Advice that names the setting is not it.
 TEST(Throughput, TheSetupThatSlowsARunIsAFinding) {

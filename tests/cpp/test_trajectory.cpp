@@ -355,7 +355,7 @@ TEST(Trajectory, ReadsTablesByTheirHeader) {
   EXPECT_EQ(hf.trajectory.readings, 3u);
   EXPECT_EQ(hf.trajectory.first->step, 20u);
   EXPECT_EQ(hf.trajectory.evaluation.readings, 4u);
-  EXPECT_DOUBLE_EQ(hf.trajectory.evaluation.last->loss, 0.3);
+  EXPECT_DOUBLE_EQ(hf.trajectory.evaluation.last->value, 0.3);
   // No header, a header without a step or epoch column, or a row whose cells
   // do not line up: no readings.
   EXPECT_EQ(diagnose_text("0         nan         nan         0.100000  00:08\n").trajectory.readings, 0u);

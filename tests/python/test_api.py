@@ -117,17 +117,23 @@ def test_trajectory_is_read_and_matches_the_cli_json():
     assert on_the_wire["trajectory"]["first_non_finite"]["loss"] == "nan"
 
 
-def test_evaluation_loss_and_throughput_findings():
+def test_series_by_kind_and_throughput_findings():
     log = ("CUDA_LAUNCH_BLOCKING=1\n"
-           + "".join(f"step {s} loss {8.0 / s:.4f}\n" + (f"step {s} eval_loss {9.0 / s:.4f}\n" if s % 50 == 1 else "")
+           + "".join(f"step {s} loss {8.0 / s:.4f} | lr {1e-3 / s:.3e} | grad_norm {s / 10:.2f} | dt: 250ms\n"
+                     + (f"step {s} eval_loss {9.0 / s:.4f}\n" if s % 50 == 1 else "")
                      for s in range(1, 201, 10))
            + "training complete\n")
     d = gpudiag.diagnose(log.encode(), exit_code=0)
     assert d.class_ == "healthy"
-    e = d.trajectory.evaluation
-    assert e.readings == 4 and e.first.loss == 9.0 and e.last.step == 151
+    t = d.trajectory
+    e = t.evaluation
+    assert e.readings == 4 and e.first.value == 9.0 and e.last.step == 151
     assert [s for s, _ in e.series] == [1, 51, 101, 151]
-    assert d.trajectory.readings == 20  # no evaluation among the training readings
+    assert t.readings == 20  # no evaluation among the training readings
+    assert t.learning_rate.readings == 20 and t.learning_rate.peak.value == 1e-3 and t.learning_rate.peak.step == 1
+    assert t.grad_norm.lowest.value == 0.1 and t.grad_norm.last.value == 19.1
+    assert t.step_time.readings == 20 and t.step_time.first.value == 0.25
+    assert t.loss_scale.readings == 0 and t.loss_scale.first is None
     (f,) = [f for f in d.findings if f.kind == "throughput"]
     assert (f.reason, f.class_, f.line) == ("launch_blocking", None, 1)
     wire = d.to_dict()

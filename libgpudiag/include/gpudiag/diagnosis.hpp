@@ -54,12 +54,21 @@ struct LossReading {
   bool step_reported = false;
 };
 
-// The evaluation loss over the run: its exact extremes and an evenly
-// downsampled series, kept apart from the training loss.
-struct EvaluationSeries {
+// One value of a quantity other than the training loss, read from a line.
+struct Reading {
+  std::uint64_t step = 0;   // the step the line reports, else the reading's ordinal (1-based)
+  double value = 0;         // may be NaN or infinite
+  std::uint64_t line = 0;   // 1-based
+  bool step_reported = false;
+};
+
+// A quantity over the run (the evaluation loss, the gradient norm, the
+// learning rate, the loss scale, the step time): its exact extremes and an
+// evenly downsampled series, in bounded memory.
+struct Series {
   std::uint64_t readings = 0;
-  std::optional<LossReading> first, last, lowest, peak;  // lowest and peak: finite readings
-  std::vector<LossReading> series;  // evenly downsampled, at most 512 readings
+  std::optional<Reading> first, last, lowest, peak;  // lowest and peak: finite readings
+  std::vector<Reading> series;  // evenly downsampled, at most 512 readings
 };
 
 // What the loss did over the run.
@@ -90,7 +99,12 @@ struct Trajectory {
   std::vector<LossReading> series;   // evenly downsampled, at most 512 readings
   // The evaluation (validation, test) loss of the same rank, never mixed into
   // the training loss above: `eval_loss`, `val_loss`, `Validation - Loss: x`.
-  EvaluationSeries evaluation;
+  Series evaluation;
+  // What the same progress lines report beside the training loss: the
+  // gradient norm, the learning rate, mixed precision's loss scale, and the
+  // time of one step in seconds (tqdm's s/it or it/s, Megatron-LM's elapsed
+  // time per iteration, `dt`, `step_time`).
+  Series grad_norm, learning_rate, loss_scale, step_time;
 };
 
 // One failed worker as the launcher's failure summary lists it (torchelastic's
