@@ -10,7 +10,7 @@ from ._core import InputError, RuleError
 from ._diagnose import diagnose
 from ._rules import Rule, RuleSet
 from ._types import (Diagnosis, Evidence, FailedWorker, Finding, LauncherReport, LossReading,
-                     Trajectory, Verdict)
+                     Reading, Series, Trajectory, Verdict)
 from ._taxonomy import ClassInfo, taxonomy
 from ._core import version as _native_version
 
@@ -25,9 +25,11 @@ __all__ = [
     "InputError",
     "LauncherReport",
     "LossReading",
+    "Reading",
     "Rule",
     "RuleError",
     "RuleSet",
+    "Series",
     "Trajectory",
     "Verdict",
     "diagnose",

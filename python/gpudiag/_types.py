@@ -14,10 +14,10 @@ from typing import Any, Dict, Tuple
 
 from . import _core
 from ._core import (ClassInfo, Diagnosis, Evidence, FailedWorker, Finding, LauncherReport,
-                    LossReading, Rule, Trajectory, Verdict)
+                    LossReading, Reading, Rule, Series, Trajectory, Verdict)
 
 _TYPES = (ClassInfo, Diagnosis, Evidence, FailedWorker, Finding, LauncherReport, LossReading,
-          Rule, Trajectory, Verdict)
+          Reading, Rule, Series, Trajectory, Verdict)
 
 
 def _fields(obj: Any) -> Tuple[str, ...]:
@@ -77,5 +77,5 @@ Diagnosis.__str__ = _str  # type: ignore[method-assign]
 Diagnosis._repr_html_ = _repr_html_  # type: ignore[attr-defined]
 
 __all__ = ["ClassInfo", "Diagnosis", "Evidence", "FailedWorker", "Finding", "LauncherReport",
-           "LossReading", "Rule", "Trajectory", "Verdict"]
+           "LossReading", "Reading", "Rule", "Series", "Trajectory", "Verdict"]
 del _core

@@ -134,6 +134,8 @@ def test_series_by_kind_and_throughput_findings():
     assert t.grad_norm.lowest.value == 0.1 and t.grad_norm.last.value == 19.1
     assert t.step_time.readings == 20 and t.step_time.first.value == 0.25
     assert t.loss_scale.readings == 0 and t.loss_scale.first is None
+    again = gpudiag.diagnose(log.encode(), exit_code=0).trajectory
+    assert again == t and again.grad_norm == t.grad_norm and repr(t.step_time.first).startswith("Reading(step=1")
     (f,) = [f for f in d.findings if f.kind == "throughput"]
     assert (f.reason, f.class_, f.line) == ("launch_blocking", None, 1)
     wire = d.to_dict()
