@@ -116,7 +116,8 @@ void bind_results(py::module_& m) {
       .def_readonly("grad_norm", &Trajectory::grad_norm)
       .def_readonly("learning_rate", &Trajectory::learning_rate)
       .def_readonly("loss_scale", &Trajectory::loss_scale)
-      .def_readonly("step_time", &Trajectory::step_time);
+      .def_readonly("step_time", &Trajectory::step_time)
+      .def_readonly("throughput", &Trajectory::throughput);
   py::class_<FailedWorker>(m, "FailedWorker", "One failed worker of a launcher's summary.")
       .def_readonly("rank", &FailedWorker::rank)
       .def_readonly("local_rank", &FailedWorker::local_rank)

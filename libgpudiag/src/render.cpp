@@ -176,7 +176,8 @@ void write_trajectory(detail::JsonWriter& w, const Trajectory& t) {
                                                          {"grad_norm", &t.grad_norm},
                                                          {"learning_rate", &t.learning_rate},
                                                          {"loss_scale", &t.loss_scale},
-                                                         {"step_time", &t.step_time}};
+                                                         {"step_time", &t.step_time},
+                                                         {"throughput", &t.throughput}};
   for (auto [key, series] : kinds) {
     w.key(key);
     write_value_series(w, *series);

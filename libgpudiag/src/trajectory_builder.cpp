@@ -40,6 +40,7 @@ struct KeywordSites {
   // The step time's markers: tqdm's rates, "dt", "time" (`data_time` too).
   List per_it, it_per, dt, time;
   List lr, learning_rate;  // "lr"; "learning_rate" and "learning rate"
+  List per_second;  // a '/' before "s" or "sec", or "_per_sec": a rate's unit
 
   // Whether a word may name an evaluation ("val", "eval", "test", "dev"
   // begin one): without it no evaluation loss is looked for.
@@ -85,6 +86,14 @@ struct KeywordSites {
         case 't':
           if (iequals_at(s, pos, "time")) time.add(pos);
           else if (iequals_at(s, pos, "test")) evaluation = true;
+          break;
+        case '/':
+          if (iequals_at(s, pos + 1, "s") && !(pos + 2 < s.size() && is_alpha(s[pos + 2]) &&
+                                                !iequals_at(s, pos + 1, "sec")))
+            per_second.add(pos);
+          break;
+        case '_':
+          if (iequals_at(s, pos, "_per_sec")) per_second.add(pos);
           break;
         default: break;
       }
@@ -420,6 +429,29 @@ Column column_of(std::string_view cell) {
   return Column::other;
 }
 
+// Items per second, where the unit names what is counted: nanoGPT's
+// `tok/sec: 10130.34`, `tokens/s 180000`, TensorFlow's `615.3 examples/sec`,
+// `samples_per_second: 85.6`, `img/s`. A step rate (`it/s`) is the step time's.
+std::optional<double> find_items_per_second(std::string_view s, const KeywordSites& sites) {
+  static constexpr std::string_view kUnits[] = {"tok",     "toks",   "token",    "tokens", "sample",
+                                                "samples", "example", "examples", "img",    "imgs",
+                                                "image",   "images", "seq",      "seqs",   "sequences"};
+  for (std::size_t pos : sites.per_second) {
+    std::size_t start = pos;
+    while (start > 0 && is_alpha(s[start - 1])) --start;
+    char buffer[16];
+    const std::string_view unit = previous_word(s, pos, buffer);
+    if (start == pos || unit.size() != pos - start || !is_one_of(unit, kUnits)) continue;
+    std::size_t key_end = pos + (s[pos] == '_' ? 8 : 2);
+    while (key_end < s.size() && is_alpha(s[key_end])) ++key_end;  // "sec", "second"
+    if (auto v = read_value(s, skip_separator(s, key_end)); v && std::isfinite(*v) && *v >= 0) return v;
+    std::size_t before = start;
+    while (before > 0 && s[before - 1] == ' ') --before;
+    if (auto v = number_before(s, before)) return v;
+  }
+  return std::nullopt;
+}
+
 // The epoch a line states: "epoch 3", "Epoch: [15][ 1/32]", "'epoch': 2.5".
 std::optional<double> find_epoch(std::string_view s, const KeywordSites& sites) {
   for (std::size_t pos : sites.epoch) {
@@ -497,7 +529,10 @@ ProgressReading parse_progress(std::string_view segment) {
     r.step = step;
     r.epoch = find_epoch(segment, sites);
   }
-  if (r.loss) r.step_seconds = find_step_seconds(segment, sites);
+  if (r.loss) {
+    r.step_seconds = find_step_seconds(segment, sites);
+    if (sites.per_second.n) r.items_per_second = find_items_per_second(segment, sites);
+  }
   r.grad_norm = value_after(segment, sites.grad_norm, 9);
   r.grad_non_finite = r.grad_norm && !std::isfinite(*r.grad_norm);
   if (r.loss) {
@@ -583,6 +618,7 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
   beside(t_.learning_rate, learning_rate_stride_, r.learning_rate);
   beside(t_.loss_scale, loss_scale_stride_, r.loss_scale);
   beside(t_.step_time, step_time_stride_, r.step_seconds);
+  beside(t_.throughput, throughput_stride_, r.items_per_second);
   if (!std::isfinite(x.loss)) {
     if (!t_.first_non_finite) t_.first_non_finite = x;
     return;

@@ -19,6 +19,7 @@ struct ProgressReading {
   std::optional<double> evaluation_loss;
   std::optional<double> step_seconds;  // the time of one step, where the line states it
   std::optional<double> grad_norm, learning_rate, loss_scale;
+  std::optional<double> items_per_second;  // tokens, samples, examples, images per second
   bool grad_non_finite = false;
 };
 
@@ -103,7 +104,7 @@ class TrajectoryBuilder : public MatchSink {
   MatchSink* next_;
   std::size_t capacity_;
   std::size_t stride_ = 1, evaluation_stride_ = 1, grad_norm_stride_ = 1, learning_rate_stride_ = 1,
-              loss_scale_stride_ = 1, step_time_stride_ = 1;
+              loss_scale_stride_ = 1, step_time_stride_ = 1, throughput_stride_ = 1;
   std::vector<Column> columns_;  // the last table header's, while its rows follow
   bool rank_chosen_ = false;
   std::optional<int> rank_;

@@ -69,6 +69,7 @@ class Trajectory:
     learning_rate: Series
     loss_scale: Series
     step_time: Series
+    throughput: Series
 
 class FailedWorker:
     rank: Optional[int]

@@ -73,6 +73,20 @@ TEST(Progress, ReadsTheQuantitiesBesideTheLoss) {
   auto plain = parse_progress("step 3 loss 2.0 lr 1e-3 loss_scale: 1024");
   ASSERT_TRUE(plain.learning_rate && plain.loss_scale);
   EXPECT_DOUBLE_EQ(*plain.loss_scale, 1024.0);
+  // Items per second, as the unit names them, the value after the key or before the unit.
+  const std::pair<const char*, double> rates[] = {
+      {"step 19072 | loss: 3.106784 | dt: 51754.23ms | tok/sec: 10130.34", 10130.34},
+      {"step 5 | loss 6.4 | lr 3.0e-04 | tokens/s 180000 | mem 61.2 GiB", 180000},
+      {"Global Step:  10000, accuracy:  94.9%, loss = 0.25 (615.3 examples/sec, 0.21 sec/batch)", 615.3},
+      {"{\"loss\": 2.0, \"samples_per_second\": 85.6, \"step\": 7}", 85.6},
+  };
+  for (auto [line, rate] : rates) {
+    auto r = parse_progress(line);
+    ASSERT_TRUE(r.items_per_second) << line;
+    EXPECT_DOUBLE_EQ(*r.items_per_second, rate) << line;
+  }
+  EXPECT_FALSE(parse_progress("step 8 loss 2.0 22.76it/s").items_per_second);  // a step rate
+  EXPECT_FALSE(parse_progress("step 8 loss 2.0 | 150.2 TFLOP/s").items_per_second);
   // Not a learning rate: part of another word; no loss on the line, nothing beside it.
   EXPECT_FALSE(parse_progress("step 3 loss 2.0 curl 5").learning_rate);
   EXPECT_FALSE(parse_progress("lr 1e-3").learning_rate);

@@ -119,7 +119,8 @@ def test_trajectory_is_read_and_matches_the_cli_json():
 
 def test_series_by_kind_and_throughput_findings():
     log = ("CUDA_LAUNCH_BLOCKING=1\n"
-           + "".join(f"step {s} loss {8.0 / s:.4f} | lr {1e-3 / s:.3e} | grad_norm {s / 10:.2f} | dt: 250ms\n"
+           + "".join(f"step {s} loss {8.0 / s:.4f} | lr {1e-3 / s:.3e} | grad_norm {s / 10:.2f} | dt: 250ms"
+                     f" | tok/sec: {4000 + s}\n"
                      + (f"step {s} eval_loss {9.0 / s:.4f}\n" if s % 50 == 1 else "")
                      for s in range(1, 201, 10))
            + "training complete\n")
@@ -134,6 +135,7 @@ def test_series_by_kind_and_throughput_findings():
     assert t.grad_norm.lowest.value == 0.1 and t.grad_norm.last.value == 19.1
     assert t.step_time.readings == 20 and t.step_time.first.value == 0.25
     assert t.loss_scale.readings == 0 and t.loss_scale.first is None
+    assert t.throughput.readings == 20 and t.throughput.peak.value == 4191
     again = gpudiag.diagnose(log.encode(), exit_code=0).trajectory
     assert again == t and again.grad_norm == t.grad_norm and repr(t.step_time.first).startswith("Reading(step=1")
     (f,) = [f for f in d.findings if f.kind == "throughput"]

@@ -103,8 +103,9 @@ struct Trajectory {
   // What the same progress lines report beside the training loss: the
   // gradient norm, the learning rate, mixed precision's loss scale, and the
   // time of one step in seconds (tqdm's s/it or it/s, Megatron-LM's elapsed
-  // time per iteration, `dt`, `step_time`).
-  Series grad_norm, learning_rate, loss_scale, step_time;
+  // time per iteration, `dt`, `step_time`), and the items (tokens, samples,
+  // examples, images) processed per second.
+  Series grad_norm, learning_rate, loss_scale, step_time, throughput;
 };
 
 // One failed worker as the launcher's failure summary lists it (torchelastic's
