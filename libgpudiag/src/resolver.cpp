@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -382,6 +383,32 @@ struct Resolver {
     }
   }
 
+  // A rank far slower than the fastest in the last report of the two: 30%
+  // and more is past the spread of healthy ranks (a few percent), and the
+  // whole synchronous job runs at the straggler's pace.
+  void straggler_finding(unsigned rule) {
+    constexpr double kBehind = 1.3;
+    const RuleEvidence& e = scan.per_rule[rule];
+    const Evidence ev = make_evidence(rules, rule, e, e.count > 1 ? e.last : e.first);
+    auto value = [&](const char* name) -> std::optional<double> {
+      auto it = ev.values.find(name);
+      if (it == ev.values.end()) return std::nullopt;
+      char* end = nullptr;
+      const double v = std::strtod(it->second.c_str(), &end);
+      return end != it->second.c_str() ? std::optional<double>(v) : std::nullopt;
+    };
+    const auto fastest = value("fastest"), slowest = value("slowest");
+    const auto fastest_rank = value("fastest_rank"), slowest_rank = value("slowest_rank");
+    if (!fastest || !slowest || !fastest_rank || !slowest_rank || !(*fastest > 0) ||
+        *slowest < kBehind * *fastest)
+      return;
+    const std::string& id = rules.rules[rule].id;
+    auto& x = finding("throughput", "", id.substr(id.rfind('.') + 1), ev);
+    x.finding.rank = static_cast<int>(*slowest_rank);
+    x.straggler = StragglerFacts{*fastest, *slowest, ev.values.at("fastest"), ev.values.at("slowest"),
+                                 static_cast<int>(*fastest_rank), static_cast<int>(*slowest_rank), e.count};
+  }
+
   // What slows the run, whatever ended it: a setup a rule names, and a
   // checkpoint saved at nearly every step.
   void throughput_findings() {
@@ -397,6 +424,8 @@ struct Resolver {
       } else if (rule.role == Role::checkpoint_save) {
         saves += scan.per_rule[i].count;
         if (!save_rule) save_rule = i;
+      } else if (rule.role == Role::straggler_report) {
+        straggler_finding(i);
       }
     }
     if (const auto& c = scan.step_time_change) {

@@ -61,7 +61,7 @@ constexpr Role kRoles[] = {Role::cause,      Role::context,        Role::progres
                            Role::launcher_report, Role::exit_status, Role::frame,
                            Role::traceback_start, Role::warning, Role::plan,
                            Role::milestone, Role::checkpoint_name, Role::throughput,
-                           Role::checkpoint_save};
+                           Role::checkpoint_save, Role::straggler_report};
 constexpr Severity kSeverities[] = {Severity::debug, Severity::info, Severity::warning,
                                      Severity::error, Severity::fatal};
 constexpr Outcome kOutcomes[] = {Outcome::none,         Outcome::non_finite_loss,
@@ -323,8 +323,12 @@ void validate_rule_class(const Context& ctx, Rule& rule, const Taxonomy& taxonom
   } else if (rule.cls.empty()) {
     if (decides) ctx.fail("missing \"class\"");
   }
-  if (rule.role == Role::throughput && !rule.cls.empty())
-    ctx.fail("a throughput rule has no \"class\": it slows a run, whatever ended it");
+  if ((rule.role == Role::throughput || rule.role == Role::straggler_report) && !rule.cls.empty())
+    ctx.fail("a " + std::string(to_string(rule.role)) + " rule has no \"class\": it slows a run, whatever ended it");
+  if (rule.role == Role::straggler_report)
+    for (const char* name : {"fastest", "fastest_rank", "slowest", "slowest_rank"})
+      if (std::none_of(rule.extract.begin(), rule.extract.end(), [&](const Extraction& e) { return e.name == name; }))
+        ctx.fail("a straggler_report rule must extract \"" + std::string(name) + "\"");
   if (rule.cascade && rule.role != Role::cause) ctx.fail("only a cause rule can be a cascade");
   if ((!rule.frames.empty() || !rule.raised_in.empty()) && rule.role != Role::cause)
     ctx.fail("only a cause rule can have \"frames\" or \"raised_in\"");

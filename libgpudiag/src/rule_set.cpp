@@ -81,6 +81,7 @@ std::string_view to_string(Role role) {
     case Role::checkpoint_name: return "checkpoint_name";
     case Role::throughput: return "throughput";
     case Role::checkpoint_save: return "checkpoint_save";
+    case Role::straggler_report: return "straggler_report";
   }
   return "cause";
 }

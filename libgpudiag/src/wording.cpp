@@ -246,6 +246,13 @@ void word_finding(FindingFacts& x) {
                 (f.reason == "after_restart" ? "the run had already started over from scratch"
                                              : "the loss had already gone wrong") +
                 " before it, which is the cause";
+  } else if (f.kind == "throughput" && x.straggler) {
+    const StragglerFacts& s = *x.straggler;
+    f.message = "rank " + std::to_string(s.slowest_rank) + " is a straggler: its step took " +
+                s.slowest_text + " against " + s.fastest_text + " for rank " +
+                std::to_string(s.fastest_rank) + ", " + number(s.slowest / s.fastest) +
+                " times as long, in the last of " + plural(s.reports, "report", "reports") +
+                "; a synchronous job runs at its slowest rank's pace";
   } else if (f.kind == "throughput" && x.step_time) {
     const StepTimeChange& c = *x.step_time;
     f.message = std::string(c.collapse ? "throughput collapsed mid-run" : "the step time rose steadily") +

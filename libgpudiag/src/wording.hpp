@@ -19,6 +19,14 @@ namespace gpudiag::detail {
 // How the exit status relates to the class chosen.
 enum class ExitReading { none, agrees, disagrees, alone, unexplained };
 
+// A straggler report's numbers: the fastest and the slowest rank's step time.
+struct StragglerFacts {
+  double fastest = 0, slowest = 0;
+  std::string fastest_text, slowest_text;  // as the report prints them, with their unit
+  int fastest_rank = 0, slowest_rank = 0;
+  std::uint64_t reports = 0;
+};
+
 // What a finding's message needs beyond the finding's own fields.
 struct FindingFacts {
   Finding finding;                   // its fields; word_finding sets its message
@@ -35,6 +43,7 @@ struct FindingFacts {
   std::uint64_t saves = 0, last_line = 0;  // throughput save_storm: saves up to last_line
   double steps = 0;                        // over so many optimisation steps
   std::optional<StepTimeChange> step_time;  // throughput step_time_rising, throughput_collapse
+  std::optional<StragglerFacts> straggler;  // throughput from a straggler report
   TrajectoryShape shape = TrajectoryShape::none;  // trajectory
 };
 void word_finding(FindingFacts& facts);

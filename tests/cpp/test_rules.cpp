@@ -119,6 +119,9 @@ TEST(RuleErrors, EachProblemIsNamed) {
       {R"({"id": "r", "class": "segfault", "patterns": ["x"], "severity": "loud"})", "unknown severity"},
       {R"({"id": "r", "role": "frame", "patterns": ["x"], "raised_in": "y"})", "only a cause rule"},
       {R"({"id": "r", "class": "segfault", "patterns": ["x"], "frames": "(a"})", "\"frames\" is not a regex"},
+      {R"({"id": "r", "class": "segfault", "role": "throughput", "patterns": ["x"]})", "a throughput rule has no \"class\""},
+      {R"x({"id": "r", "role": "straggler_report", "patterns": ["x"], "extract": {"fastest": "(x)"}})x",
+       "must extract \"fastest_rank\""},
   };
   for (const auto& c : cases) {
     auto e = load_error(file_with(c.rule));

@@ -158,3 +158,26 @@ TEST(Throughput, StepTimeThatRoseOrCollapsed) {
            std::to_string(3.0 / s) + "]\r";
   EXPECT_TRUE(throughput(diagnose_text(bar + "\ntraining complete\n", 0)).empty());
 }
+
+// A straggler report whose slowest rank is far behind the fastest: that rank
+// is named; a spread of a few percent is no straggler.
+TEST(Throughput, ARankFarBehindTheFastestIsAStraggler) {
+  auto run = [](const char* slowest) {
+    std::string log;
+    for (int s = 100; s <= 1000; s += 100)
+      log += " iteration " + std::to_string(s) + "/ 10000 | lm loss: " + std::to_string(8.0 - s / 1000.0) +
+             " |\n[2024-10-23 01:29:30] [INFO] | MnRtt/Rnk: 1446.49ms/13 | MxRtt/Rnk: " + slowest +
+             "ms/30 | MnTmp/Rnk: 50.00C/0 | MxTmp/Rnk: 91.00C/30\n";
+    return log + "[after training is done]\n";
+  };
+  Diagnosis slow = diagnose_text(run("2310.5"), 0);
+  EXPECT_EQ(slow.cls, "healthy");
+  EXPECT_EQ(throughput(slow), Reasons{"straggler"});
+  const Finding* f = finding(slow, "throughput");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->rank, 30);
+  EXPECT_TRUE(f->message.find("rank 30 is a straggler: its step took 2310.5ms against 1446.49ms for rank 13") !=
+              std::string::npos)
+      << f->message;
+  EXPECT_TRUE(throughput(diagnose_text(run("1570.32"), 0)).empty());
+}

@@ -39,6 +39,10 @@ enum class Role {
   // reason is the rule id's last part. No class.
   throughput,
   checkpoint_save,  // a checkpoint was written: many, one per step or so, make a save storm
+  // A report of the fastest and the slowest rank's step time (extract
+  // `fastest`, `fastest_rank`, `slowest`, `slowest_rank`): the slowest far
+  // behind makes a `throughput` finding named after the rule id's last part.
+  straggler_report,
 };
 std::string_view to_string(Role role);
 
