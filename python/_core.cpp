@@ -41,10 +41,11 @@ auto optional_string(std::string T::*member) {
   };
 }
 
-// A series as a tuple of (step, loss) pairs.
-py::tuple series_tuple(const std::vector<LossReading>& series) {
+// A series as a tuple of (step, value) pairs.
+template <class R>
+py::tuple series_tuple(const std::vector<R>& series, double R::*value) {
   py::list out;
-  for (const auto& r : series) out.append(py::make_tuple(r.step, r.loss));
+  for (const auto& r : series) out.append(py::make_tuple(r.step, r.*value));
   return py::tuple(out);
 }
 
@@ -95,11 +96,7 @@ void bind_results(py::module_& m) {
       .def_readonly("last", &Series::last)
       .def_readonly("lowest", &Series::lowest)
       .def_readonly("peak", &Series::peak)
-      .def_property_readonly("series", [](const Series& s) {
-        py::list out;
-        for (const auto& r : s.series) out.append(py::make_tuple(r.step, r.value));
-        return py::tuple(out);
-      });
+      .def_property_readonly("series", [](const Series& s) { return series_tuple(s.series, &Reading::value); });
   py::class_<Trajectory>(m, "Trajectory", "The training loss of one rank.")
       .def_property_readonly("shape", [](const Trajectory& t) { return std::string(to_string(t.shape)); })
       .def_readonly("readings", &Trajectory::readings)
@@ -111,7 +108,7 @@ void bind_results(py::module_& m) {
       .def_readonly("lowest", &Trajectory::lowest)
       .def_readonly("peak", &Trajectory::peak)
       .def_readonly("first_non_finite", &Trajectory::first_non_finite)
-      .def_property_readonly("series", [](const Trajectory& t) { return series_tuple(t.series); })
+      .def_property_readonly("series", [](const Trajectory& t) { return series_tuple(t.series, &LossReading::loss); })
       .def_readonly("evaluation", &Trajectory::evaluation)
       .def_readonly("grad_norm", &Trajectory::grad_norm)
       .def_readonly("learning_rate", &Trajectory::learning_rate)

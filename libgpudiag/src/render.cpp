@@ -52,18 +52,25 @@ void write_loss(detail::JsonWriter& w, double loss) {
   else w.value(std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf");
 }
 
-void write_reading(detail::JsonWriter& w, const std::optional<LossReading>& r) {
+// A reading as an object: its step, its value under `key` (a loss or the
+// value of another series), its line. LossReading and Reading share it.
+template <class R>
+void write_reading(detail::JsonWriter& w, const std::optional<R>& r, const char* key, double R::*value) {
   if (!r) {
     w.null();
     return;
   }
   w.begin_object();
   w.key("step").value(static_cast<unsigned long long>(r->step));
-  w.key("loss");
-  write_loss(w, r->loss);
+  w.key(key);
+  write_loss(w, (*r).*value);
   w.key("line").value(static_cast<unsigned long long>(r->line));
   w.key("step_reported").value(r->step_reported);
   w.end_object();
+}
+
+void write_reading(detail::JsonWriter& w, const std::optional<LossReading>& r) {
+  write_reading(w, r, "loss", &LossReading::loss);
 }
 
 void write_worker(detail::JsonWriter& w, const FailedWorker& f) {
@@ -102,51 +109,30 @@ void write_launcher(detail::JsonWriter& w, const std::optional<LauncherReport>& 
   w.end_object();
 }
 
-// [step, loss] pairs.
-void write_series(detail::JsonWriter& w, const std::vector<LossReading>& series) {
+// [step, value] pairs.
+template <class R>
+void write_series(detail::JsonWriter& w, const std::vector<R>& series, double R::*value) {
   w.begin_array();
   for (const auto& r : series) {
     w.begin_array();
     w.value(static_cast<unsigned long long>(r.step));
-    write_loss(w, r.loss);
+    write_loss(w, r.*value);
     w.end_array();
   }
   w.end_array();
-}
-
-void write_value_reading(detail::JsonWriter& w, const std::optional<Reading>& r) {
-  if (!r) {
-    w.null();
-    return;
-  }
-  w.begin_object();
-  w.key("step").value(static_cast<unsigned long long>(r->step));
-  w.key("value");
-  write_loss(w, r->value);
-  w.key("line").value(static_cast<unsigned long long>(r->line));
-  w.key("step_reported").value(r->step_reported);
-  w.end_object();
 }
 
 void write_value_series(detail::JsonWriter& w, const Series& s) {
   w.begin_object();
   w.key("readings").value(static_cast<unsigned long long>(s.readings));
-  w.key("first");
-  write_value_reading(w, s.first);
-  w.key("last");
-  write_value_reading(w, s.last);
-  w.key("lowest");
-  write_value_reading(w, s.lowest);
-  w.key("peak");
-  write_value_reading(w, s.peak);
-  w.key("series").begin_array();
-  for (const auto& r : s.series) {
-    w.begin_array();
-    w.value(static_cast<unsigned long long>(r.step));
-    write_loss(w, r.value);
-    w.end_array();
+  const std::pair<const char*, const std::optional<Reading>*> points[] = {
+      {"first", &s.first}, {"last", &s.last}, {"lowest", &s.lowest}, {"peak", &s.peak}};
+  for (auto [key, point] : points) {
+    w.key(key);
+    write_reading(w, *point, "value", &Reading::value);
   }
-  w.end_array();
+  w.key("series");
+  write_series(w, s.series, &Reading::value);
   w.end_object();
 }
 
@@ -171,7 +157,7 @@ void write_trajectory(detail::JsonWriter& w, const Trajectory& t) {
   w.key("first_non_finite");
   write_reading(w, t.first_non_finite);
   w.key("series");
-  write_series(w, t.series);
+  write_series(w, t.series, &LossReading::loss);
   const std::pair<const char*, const Series*> kinds[] = {{"evaluation", &t.evaluation},
                                                          {"grad_norm", &t.grad_norm},
                                                          {"learning_rate", &t.learning_rate},

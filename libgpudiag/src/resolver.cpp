@@ -214,7 +214,7 @@ struct Resolver {
       Note n{NoteKind::evaluation_at_chance};
       const Reading& last = *d.trajectory.evaluation.last;
       n.reading = LossReading{last.step, last.value, last.line, last.step_reported};
-      n.steps = *training.evaluation_at_chance;
+      n.classes = *training.evaluation_at_chance;
       notes.push_back(n);
       weights.add(1);
     }

@@ -176,13 +176,11 @@ std::string note_text(const Note& n) {
       return "the run completed after " + number(n.steps) + " optimisation step" +
              (n.steps == 1 ? "" : "s");
     case NoteKind::step_budget: return step_budget(n);
-    case NoteKind::evaluation_at_chance: {
-      const double k = n.steps;
+    case NoteKind::evaluation_at_chance:
       return "the last evaluation loss, " + number(n.reading->loss) + " (line " +
-             std::to_string(n.reading->line) + "), sits at ln " + number(k) + " = " +
-             number(std::log(k)) + ", the loss of a uniform guess over " + number(k) +
-             " classes: the model had not begun to learn";
-    }
+             std::to_string(n.reading->line) + "), sits at ln " + std::to_string(n.classes) + " = " +
+             number(std::log(n.classes)) + ", the loss of a uniform guess over " +
+             std::to_string(n.classes) + " classes: the model had not begun to learn";
     case NoteKind::loss_fell:
       return "the loss fell from " + number(t->first->loss) + " (" + where(*t->first) + ") to " +
              number(t->last->loss) + " (" + where(*t->last) + ") over " +

@@ -63,7 +63,7 @@ enum class NoteKind {
   counter_restarted,     // evidence: the highest step's line; steps -> to_steps at cause_line
   completed_after_steps, // steps
   step_budget,           // budget, lines: the plan lines it was read from
-  evaluation_at_chance,  // reading: the last evaluation loss; steps: its k
+  evaluation_at_chance,  // reading: the last evaluation loss; classes: its k
   loss_fell,             // trajectory
   steps_advanced,        // steps
   launcher_summary,      // launcher, evidence: the root cause's first line when on another rank
@@ -76,6 +76,7 @@ struct Note {
   std::uint64_t cause_line = 0;
   bool stall = false;  // say whether the run was still moving
   double steps = 0, to_steps = 0;
+  int classes = 0;  // k of a loss at ln k
   const Trajectory* trajectory = nullptr;
   const LauncherReport* launcher = nullptr;
   const StepBudget* budget = nullptr;
