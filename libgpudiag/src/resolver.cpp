@@ -199,6 +199,7 @@ struct Resolver {
     if (training.steps) {
       Note n{NoteKind::completed_after_steps};
       n.steps = *training.steps;
+      n.batches = training.steps_are_batches;
       notes.push_back(n);
     } else {
       Note n{NoteKind::step_budget};
@@ -208,6 +209,7 @@ struct Resolver {
         weights.line(d.evidence.back(), 1);
         n.lines.push_back(d.evidence.back().line);
       }
+      if (training.budget->bar_line) n.lines.push_back(training.budget->bar_line);
       notes.push_back(n);
     }
     if (training.evaluation_at_chance) {
@@ -450,7 +452,8 @@ struct Resolver {
     d.trajectory = scan.trajectory;
     d.launcher = scan.launcher;
     const bool clean_exit = !scan.exit_code || *scan.exit_code == 0;
-    training = read_training(rules, scan.per_rule, d.trajectory, scan.counter_reset, scan.exit_code);
+    training = read_training(rules, scan.per_rule, d.trajectory, scan.counter_reset, scan.epoch_bars,
+                             scan.exit_code);
     selection = select_cause(rules, scan.per_rule, scan.exits, d.trajectory, training, clean_exit);
     went_on_after_failed_resume();
     set_aside_findings();

@@ -19,6 +19,7 @@ struct ScanResult {
   std::optional<LauncherReport> launcher;
   std::optional<CounterReset> counter_reset;
   std::optional<StepTimeChange> step_time_change;
+  std::optional<EpochBars> epoch_bars;
   std::optional<int> exit_code;
   std::uint64_t bytes = 0;
   std::uint64_t lines = 0;

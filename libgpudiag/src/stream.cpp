@@ -95,7 +95,7 @@ struct Stream::Impl {
     scanner.finish();  // carry stays alive: end-of-data matches may point into it
     carry.clear();
     detail::ScanResult result{collector.per_rule(), collector.logged(), exits.reports(), trajectory.finish(), launcher.finish(),
-                              counters.reset(), trajectory.step_time_change(), options.exit_code, scanner.bytes(), scanner.lines()};
+                              counters.reset(), trajectory.step_time_change(), trajectory.epoch_bars(), options.exit_code, scanner.bytes(), scanner.lines()};
     return detail::resolve(rules->impl(), result);
   }
 };

@@ -43,10 +43,12 @@ std::optional<double> steps_taken(const RuleSet::Impl& rules,
 // The step budget the plan lines give. A stated number of steps wins; else
 // the training set's size over the batch of one optimisation step (the
 // per-step batch times the accumulation, or a total that counts it) times the
-// epochs, where all are stated. Per-device batches on several devices make a
-// larger real batch, so the budget is then an upper bound.
+// epochs, where all are stated; else the batches of one epoch that its
+// progress bar counts, times the epochs. Per-device batches on several
+// devices make a larger real batch, so the budget is then an upper bound.
 std::optional<StepBudget> read_budget(const RuleSet::Impl& rules,
-                                      const std::vector<RuleEvidence>& per_rule) {
+                                      const std::vector<RuleEvidence>& per_rule,
+                                      const std::optional<EpochBars>& bars) {
   using Source = std::optional<StepBudget::Source>;
   StepBudget b;
   std::optional<double> stated, total_batch;
@@ -77,7 +79,17 @@ std::optional<StepBudget> read_budget(const RuleSet::Impl& rules,
     s.sources = {*stated_at};
     return s;
   }
-  if (!b.samples || !(b.batch || total_batch) || !b.epochs) return std::nullopt;
+  if (!b.epochs) return std::nullopt;
+  if (!b.samples || !(b.batch || total_batch)) {
+    if (!bars) return std::nullopt;
+    StepBudget s;
+    s.bar_batches = static_cast<double>(bars->total);
+    s.bar_line = bars->line;
+    s.epochs = b.epochs;
+    s.steps = *s.bar_batches * *b.epochs;
+    s.sources = {*epochs_at};
+    return s;
+  }
   if (total_batch) b.batch = total_batch, b.accumulation.reset(), accumulation_at.reset();
   b.steps = std::ceil(*b.samples / (*b.batch * b.accumulation.value_or(1))) * *b.epochs;
   for (const Source& at : {samples_at, batch_at, accumulation_at, epochs_at})
@@ -229,7 +241,7 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules,
 TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
                             const Trajectory& trajectory,
                             const std::optional<CounterReset>& counter_reset,
-                            std::optional<int> exit_code) {
+                            const std::optional<EpochBars>& bars, std::optional<int> exit_code) {
   TrainingState s;
   s.counter_reset = counter_reset;
   for (unsigned i = 0; i < rules.rules.size(); ++i) {
@@ -267,7 +279,14 @@ TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEv
   }
   read_counters(s, trajectory);
   s.steps = steps_taken(rules, per_rule, trajectory);
-  s.budget = read_budget(rules, per_rule);
+  // Where no line reports a step, the epoch bars' counts are the batches run,
+  // when the log shows the first epoch's (a piece of a longer log does not
+  // show all of them). Accumulated batches make fewer steps: an upper bound.
+  if (!s.steps && bars && bars->first_epoch <= 1) {
+    s.steps = static_cast<double>(bars->batches());
+    s.steps_are_batches = true;
+  }
+  s.budget = read_budget(rules, per_rule, bars);
   s.evaluation_at_chance = evaluation_at_chance(trajectory.evaluation);
   s.problem = training_problem(rules.taxonomy, s, trajectory);
   return s;

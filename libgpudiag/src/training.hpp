@@ -8,6 +8,7 @@
 #include "evidence_collector.hpp"
 #include "gpudiag/diagnosis.hpp"
 #include "rule_set_impl.hpp"
+#include "trajectory_builder.hpp"
 
 namespace gpudiag::detail {
 
@@ -17,6 +18,10 @@ namespace gpudiag::detail {
 struct StepBudget {
   double steps = 0;
   std::optional<double> samples, batch, accumulation, epochs;  // set when derived from them
+  // Or the batches of one epoch as its progress bar counts them, times the
+  // planned epochs, and the bar's line.
+  std::optional<double> bar_batches;
+  std::uint64_t bar_line = 0;
   // The plan lines it was read from, in the order above.
   struct Source {
     unsigned rule;
@@ -44,6 +49,7 @@ struct TrainingState {
   // A checkpoint counter that went back to near zero: the run started over.
   std::optional<CounterReset> counter_reset;
   std::optional<double> steps;  // the optimisation steps the run reports
+  bool steps_are_batches = false;  // counted by epoch progress bars, not reported
   std::optional<StepBudget> budget;
   // The k of a last evaluation loss at ln k, a uniform guess over k classes.
   std::optional<int> evaluation_at_chance;
@@ -55,7 +61,7 @@ struct TrainingState {
 TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
                             const Trajectory& trajectory,
                             const std::optional<CounterReset>& counter_reset,
-                            std::optional<int> exit_code);
+                            const std::optional<EpochBars>& bars, std::optional<int> exit_code);
 
 // The steps a completed run took: those it reports, else its budget.
 std::optional<double> steps_or_budget(const TrainingState& s);

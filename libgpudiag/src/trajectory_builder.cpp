@@ -515,6 +515,37 @@ double trend(const std::vector<double>& loss) {
   return (sxx > 0 && syy > 0) ? sxy / std::sqrt(sxx * syy) : 0.0;
 }
 
+// A whole number at `pos`, and where it ends.
+std::optional<std::uint64_t> whole_number(std::string_view s, std::size_t pos, std::size_t& end) {
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data() + pos, s.data() + s.size(), v);
+  if (ec != std::errc()) return std::nullopt;
+  end = static_cast<std::size_t>(p - s.data());
+  return v;
+}
+
+// tqdm's bar over one epoch's batches, as Lightning and many loops label it:
+// "Epoch 3:  45%|####5     | 9/20 [00:03<00:04,  2.61it/s, loss=0.3]". Its
+// count is the batches run in that epoch and its total the epoch's batches. A
+// bar labelled otherwise may count epochs or evaluation batches: not read.
+bool read_epoch_bar(std::string_view s, ProgressReading& r) {
+  const std::size_t start = s.find_first_not_of(' ');
+  if (start == s.npos || s.compare(start, 6, "Epoch ") != 0) return false;
+  const std::size_t percent = s.find("%|", start);
+  if (percent == s.npos) return false;
+  std::size_t at = s.find('|', percent + 2);
+  if (at == s.npos) return false;
+  at = s.find_first_not_of(' ', at + 1);
+  std::size_t end = 0;
+  const auto position = at == s.npos ? std::nullopt : whole_number(s, at, end);
+  if (!position || end >= s.size() || s[end] != '/') return false;
+  const auto total = whole_number(s, end + 1, end);
+  if (!total || *total == 0 || s.compare(end, 2, " [") != 0) return false;
+  r.bar_position = position;
+  r.bar_total = total;
+  return true;
+}
+
 }  // namespace
 
 ProgressReading parse_progress(std::string_view segment) {
@@ -530,6 +561,7 @@ ProgressReading parse_progress(std::string_view segment) {
     r.epoch = find_epoch(segment, sites);
   }
   if (r.loss) {
+    if (bar) read_epoch_bar(segment, r);
     r.step_seconds = find_step_seconds(segment, sites);
     if (sites.per_second.n) r.items_per_second = find_items_per_second(segment, sites);
   }
@@ -619,6 +651,7 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
   beside(t_.loss_scale, loss_scale_stride_, r.loss_scale);
   beside(t_.step_time, step_time_stride_, r.step_seconds);
   beside(t_.throughput, throughput_stride_, r.items_per_second);
+  if (r.bar_position && r.epoch) add_bar(*r.epoch, *r.bar_position, *r.bar_total, line);
   if (!std::isfinite(x.loss)) {
     if (!t_.first_non_finite) t_.first_non_finite = x;
     return;
@@ -627,6 +660,22 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
   if (!t_.lowest || x.loss < t_.lowest->loss) t_.lowest = x;
   if (!t_.peak || x.loss > t_.peak->loss) t_.peak = x;
   keep_evenly(t_.series, stride_, finite_, x);
+}
+
+// A bar of a new epoch closes the last one at the count it reached; tqdm's
+// redraws of one bar only move its count on.
+void TrajectoryBuilder::add_bar(double epoch, std::uint64_t position, std::uint64_t total,
+                                std::uint64_t line) {
+  if (!bars_) {
+    bars_ = EpochBars{epoch, epoch};
+  } else if (epoch != bars_->epoch) {
+    bars_->finished += bars_->position;
+    bars_->epoch = epoch;
+    bars_->position = 0;
+  }
+  bars_->position = std::max(bars_->position, position);
+  bars_->total = total;
+  bars_->line = line;
 }
 
 void TrajectoryBuilder::add_evaluation(const ProgressReading& r, std::uint64_t line) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -20,7 +21,21 @@ struct ProgressReading {
   std::optional<double> step_seconds;  // the time of one step, where the line states it
   std::optional<double> grad_norm, learning_rate, loss_scale;
   std::optional<double> items_per_second;  // tokens, samples, examples, images per second
+  // The count and total of a bar over one epoch's batches ("Epoch 3: 45%|...|
+  // 9/20 [...]"), when the line is one.
+  std::optional<std::uint64_t> bar_position, bar_total;
   bool grad_non_finite = false;
+};
+
+// The bars over each epoch's batches that the followed rank drew, as
+// Lightning and many loops draw them: the batches run, summed over the
+// epochs, and the batches one epoch holds.
+struct EpochBars {
+  double first_epoch = 0, epoch = 0;  // the first bar's epoch and the last's
+  std::uint64_t finished = 0;         // the batches of the epochs before the last
+  std::uint64_t position = 0, total = 0;  // the last epoch's bar
+  std::uint64_t line = 0;                 // its last line
+  std::uint64_t batches() const { return finished + position; }
 };
 
 // Reads the training loss, the evaluation loss, the step, the gradient norm,
@@ -90,10 +105,12 @@ class TrajectoryBuilder : public MatchSink {
   Trajectory finish() const;  // the series with its shape
   std::uint64_t readings() const { return t_.readings; }  // so far
   std::optional<StepTimeChange> step_time_change() const;
+  const std::optional<EpochBars>& epoch_bars() const { return bars_; }
 
  private:
   void add(const ProgressReading& r, std::uint64_t line);
   void add_evaluation(const ProgressReading& r, std::uint64_t line);
+  void add_bar(double epoch, std::uint64_t position, std::uint64_t total, std::uint64_t line);
   // One value of a series, at the step and line of `at`.
   void add_value(Series& s, std::size_t& stride, double value, std::uint64_t step, bool step_reported,
                  std::uint64_t line) const;
@@ -109,6 +126,7 @@ class TrajectoryBuilder : public MatchSink {
   bool rank_chosen_ = false;
   std::optional<int> rank_;
   Trajectory t_;
+  std::optional<EpochBars> bars_;
   std::uint64_t finite_ = 0;
   bool last_grad_non_finite_ = false;
   std::uint64_t last_line_ = 0;

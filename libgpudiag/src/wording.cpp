@@ -1,5 +1,6 @@
 #include "wording.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cctype>
 #include <cstdio>
@@ -110,6 +111,12 @@ std::string training_reached(const Note& n) {
 // 4 x 2 accumulated, over 1 epoch (lines 72, 13, 14, 15)".
 std::string step_budget(const Note& n) {
   const StepBudget& b = *n.budget;
+  if (b.bar_batches)
+    return "the plan allows " + plural(static_cast<std::uint64_t>(b.steps), "batch", "batches") + ": " +
+           plural(static_cast<std::uint64_t>(*b.epochs), "epoch", "epochs") + " of " + number(*b.bar_batches) +
+           ", as the epoch's progress bar counts them (lines " +
+           std::to_string(std::min(n.lines.front(), n.lines.back())) + ", " +
+           std::to_string(std::max(n.lines.front(), n.lines.back())) + ")";
   std::string s = "the plan " + std::string(b.samples ? "allows " : "states ") +
                   plural(static_cast<std::uint64_t>(b.steps), "optimisation step", "optimisation steps");
   if (b.samples) {
@@ -173,6 +180,9 @@ std::string note_text(const Note& n) {
     case NoteKind::restarts_at:
       return "training starts over at " + where(*n.reading) + " with loss " + number(n.reading->loss);
     case NoteKind::completed_after_steps:
+      if (n.batches)
+        return "the run completed after " + number(n.steps) + " batch" + (n.steps == 1 ? "" : "es") +
+               ", as its epoch progress bars count them";
       return "the run completed after " + number(n.steps) + " optimisation step" +
              (n.steps == 1 ? "" : "s");
     case NoteKind::step_budget: return step_budget(n);

@@ -61,7 +61,7 @@ enum class NoteKind {
   restarts_at,           // reading: the first reading
   resumed_at,            // evidence: the resume request; reading: the first reading, which went on
   counter_restarted,     // evidence: the highest step's line; steps -> to_steps at cause_line
-  completed_after_steps, // steps
+  completed_after_steps, // steps; batches: counted by epoch progress bars
   step_budget,           // budget, lines: the plan lines it was read from
   evaluation_at_chance,  // reading: the last evaluation loss; classes: its k
   loss_fell,             // trajectory
@@ -76,6 +76,7 @@ struct Note {
   std::uint64_t cause_line = 0;
   bool stall = false;  // say whether the run was still moving
   double steps = 0, to_steps = 0;
+  bool batches = false;
   int classes = 0;  // k of a loss at ln k
   const Trajectory* trajectory = nullptr;
   const LauncherReport* launcher = nullptr;

@@ -412,6 +412,46 @@ TEST(TrainingCorrectness, UndertrainedReadsTheStepBudget) {
   EXPECT_EQ(diagnose_text("  Total optimization steps = 2,000\n" + run(60, 0.41), 0).cls, "healthy");
 }
 
+// Where no line reports a step, the bars over each epoch's batches count
+// them ("Epoch 0:  50%|#####| 4/8 [...]"): summed over the epochs from the
+// first, or the total of one times the planned epochs when the log does not
+// show the first epoch. A bar labelled otherwise may count epochs: not read.
+TEST(TrainingCorrectness, UndertrainedCountsEpochBars) {
+  auto bar = [](int epoch, int position, int total, double loss) {
+    return "Epoch " + std::to_string(epoch) + ":  50%|#####     | " + std::to_string(position) + "/" +
+           std::to_string(total) + " [00:01<00:01,  3.95it/s, loss=" + std::to_string(loss) + ", v_num=0]";
+  };
+  const std::string stopped = "`Trainer.fit` stopped: `max_epochs=2` reached.\n";
+  // Two epochs of 3 batches, redrawn with carriage returns: 6 batches.
+  std::string tiny = "  | Name | Type | Params\n";
+  for (int epoch = 0; epoch < 2; ++epoch)
+    tiny += bar(epoch, 1, 3, 2.3) + "\r" + bar(epoch, 2, 3, 2.2) + "\r" + bar(epoch, 3, 3, 2.1) + "\n";
+  Diagnosis few = diagnose_text(tiny + stopped, 0);
+  EXPECT_EQ(few.cls, "undertrained");
+  EXPECT_TRUE(joined(few.verdict.shows).find("the run completed after 6 batches, as its epoch progress bars "
+                                             "count them") != std::string::npos)
+      << joined(few.verdict.shows);
+  // Two epochs of 400 batches: many steps.
+  std::string long_run;
+  for (int epoch = 0; epoch < 2; ++epoch)
+    for (int b = 100; b <= 400; b += 100) long_run += bar(epoch, b, 400, 2.0 - 0.2 * epoch - b / 1000.0) + "\n";
+  EXPECT_EQ(diagnose_text(long_run + stopped, 0).cls, "healthy");
+  // A piece of a log from its last epoch: the bar's total times the planned
+  // epochs is the budget, 3 x 3 batches here.
+  const std::string last = "max_epochs: 3\n" + bar(2, 3, 3, 0.4) + "\n" + "`Trainer.fit` stopped: `max_epochs=3` reached.\n";
+  Diagnosis budget = diagnose_text(last, 0);
+  EXPECT_EQ(budget.cls, "undertrained");
+  EXPECT_TRUE(joined(budget.verdict.shows).find("the plan allows 9 batches: 3 epochs of 3, as the epoch's "
+                                                "progress bar counts them (lines 2, 3)") != std::string::npos)
+      << joined(budget.verdict.shows);
+  // A bar over the epochs themselves counts no batch.
+  std::string epochs;
+  for (int e = 1; e <= 5; ++e)
+    epochs += "Training: 100%|##########| " + std::to_string(e) + "/5 [00:10<00:00,  0.5it/s, loss=" +
+              std::to_string(1.0 / e) + "]\n";
+  EXPECT_EQ(diagnose_text(epochs + "Training complete\n", 0).cls, "healthy");
+}
+
 // Divergence is judged against the running minimum: a loss that fell far
 // and climbed back for good has diverged, below its first reading though it
 // stays; the low readings of a noisy per-batch loss make no minimum.
