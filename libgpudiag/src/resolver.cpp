@@ -248,6 +248,15 @@ struct Resolver {
                     : t.shape == TrajectoryShape::plateau ? NoteKind::loss_plateau
                                                           : NoteKind::loss_no_decrease;
         notes.push_back(loss);
+        if (const auto& chance = training.loss_at_chance) {
+          Note n{NoteKind::loss_at_chance};
+          n.chance = &*chance;
+          d.evidence.push_back(make_evidence(rules, chance->stated.rule, scan.per_rule[chance->stated.rule],
+                                             *chance->stated.hit));
+          weights.line(d.evidence.back(), 1);
+          n.lines = {d.evidence.back().line};
+          notes.push_back(n);
+        }
         weights.add(t.readings >= 8 ? 3 : 2);
         add_markers(true);
         break;

@@ -121,12 +121,40 @@ bool went_on_from_checkpoint(const TrainingState& s, const Trajectory& t) {
   return s.resume_loaded || s.counters_continue || begins_mid_run(t);
 }
 
-// Whether a loss that did not fall as a run's should is a problem. In a run
-// that completed, a loss that merely fell less than expected is none
+// The outputs the loss is a cross-entropy over, where a plan line states
+// them, and the late loss sits at ln k within 2%: the median of the last
+// quarter of the kept readings, at least 4 of them.
+std::optional<LossAtChance> loss_at_stated_chance(const RuleSet::Impl& rules,
+                                                  const std::vector<RuleEvidence>& per_rule,
+                                                  const Trajectory& t) {
+  constexpr std::size_t kMinReadings = 4;
+  constexpr double kTolerance = 0.02;
+  if (t.series.size() < kMinReadings) return std::nullopt;
+  const std::size_t n = std::max(kMinReadings, t.series.size() / 4);
+  std::vector<double> late;
+  for (std::size_t i = t.series.size() - n; i < t.series.size(); ++i) late.push_back(t.series[i].loss);
+  std::sort(late.begin(), late.end());
+  const double median = (late[(n - 1) / 2] + late[n / 2]) / 2;
+  for (unsigned i = 0; i < rules.rules.size(); ++i) {
+    const RuleEvidence& e = per_rule[i];
+    if (e.count == 0 || rules.rules[i].role != Role::plan) continue;
+    for (const RecordedHit* hit : {&e.first, &e.last}) {
+      const auto k = number(make_evidence(rules, i, e, *hit).values, "classes");
+      if (!k || *k < 2) continue;
+      const double chance = std::log(*k);
+      if (std::fabs(median - chance) <= kTolerance * chance) return LossAtChance{*k, median, n, {i, hit}};
+    }
+  }
+  return std::nullopt;
+}
+
+// Whether a loss that did not fall as a run's should is a problem. At a
+// stated chance it always is. In a run that completed, a loss that merely fell less than expected is none
 // (fine-tunes and resumed runs start near their floor); one that rose away
 // from its lowest is. In a log that went on from a checkpoint and does not
 // show the end, neither says anything: its start is not the run's.
 bool no_decrease_is_a_problem(const TrainingState& s, const Trajectory& t) {
+  if (s.loss_at_chance) return true;
   if (s.completed) return rose_from_lowest(t);
   return !went_on_from_checkpoint(s, t);
 }
@@ -138,7 +166,7 @@ bool no_decrease_is_a_problem(const TrainingState& s, const Trajectory& t) {
 // loss is flat too. A run that started from scratch and stayed flat learned
 // nothing.
 bool plateau_is_a_problem(const TrainingState& s, const Trajectory& t) {
-  if (chance_classes(t)) return true;
+  if (chance_classes(t) || s.loss_at_chance) return true;
   return !(s.completed && went_on_from_checkpoint(s, t));
 }
 
@@ -288,6 +316,7 @@ TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEv
   }
   s.budget = read_budget(rules, per_rule, bars);
   s.evaluation_at_chance = evaluation_at_chance(trajectory.evaluation);
+  s.loss_at_chance = loss_at_stated_chance(rules, per_rule, trajectory);
   s.problem = training_problem(rules.taxonomy, s, trajectory);
   return s;
 }

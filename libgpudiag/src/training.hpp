@@ -30,6 +30,15 @@ struct StepBudget {
   std::vector<Source> sources;
 };
 
+// A loss that ended at ln k for a k that a plan line states (the vocabulary,
+// the labels): a uniform guess over the k outputs.
+struct LossAtChance {
+  double classes = 0;
+  double late = 0;              // the median of the last quarter of the readings
+  std::size_t readings = 0;     // how many that is
+  StepBudget::Source stated;  // the plan line that states k
+};
+
 // What the progress, completion and resume markers and the loss trajectory
 // say about the training itself, whatever ended the run.
 struct TrainingState {
@@ -53,6 +62,7 @@ struct TrainingState {
   std::optional<StepBudget> budget;
   // The k of a last evaluation loss at ln k, a uniform guess over k classes.
   std::optional<int> evaluation_at_chance;
+  std::optional<LossAtChance> loss_at_chance;
   // The training problem the loss or the step count shows (an outcome that a
   // class of the taxonomy carries), or none.
   Outcome problem = Outcome::none;

@@ -186,6 +186,11 @@ std::string note_text(const Note& n) {
       return "the run completed after " + number(n.steps) + " optimisation step" +
              (n.steps == 1 ? "" : "s");
     case NoteKind::step_budget: return step_budget(n);
+    case NoteKind::loss_at_chance:
+      return "the median of the last " + std::to_string(n.chance->readings) + " readings, " +
+             number(n.chance->late) + ", sits at ln " + number(n.chance->classes) + " = " +
+             number(std::log(n.chance->classes)) + ", a uniform guess over the " + number(n.chance->classes) +
+             " outputs that line " + std::to_string(n.lines.front()) + " states: the model learned nothing";
     case NoteKind::evaluation_at_chance:
       return "the last evaluation loss, " + number(n.reading->loss) + " (line " +
              std::to_string(n.reading->line) + "), sits at ln " + std::to_string(n.classes) + " = " +

@@ -64,6 +64,7 @@ enum class NoteKind {
   completed_after_steps, // steps; batches: counted by epoch progress bars
   step_budget,           // budget, lines: the plan lines it was read from
   evaluation_at_chance,  // reading: the last evaluation loss; classes: its k
+  loss_at_chance,        // chance: the late loss at ln k, k as a plan line states it
   loss_fell,             // trajectory
   steps_advanced,        // steps
   launcher_summary,      // launcher, evidence: the root cause's first line when on another rank
@@ -81,6 +82,7 @@ struct Note {
   const Trajectory* trajectory = nullptr;
   const LauncherReport* launcher = nullptr;
   const StepBudget* budget = nullptr;
+  const LossAtChance* chance = nullptr;
   std::vector<std::uint64_t> lines;
 };
 

@@ -452,6 +452,35 @@ TEST(TrainingCorrectness, UndertrainedCountsEpochBars) {
   EXPECT_EQ(diagnose_text(epochs + "Training complete\n", 0).cls, "healthy");
 }
 
+// A loss that ends at ln k for the k a plan line states (the vocabulary, the
+// labels) is a uniform guess: the model learned nothing, even in a run that
+// completed, where a loss that merely fell little is no problem.
+TEST(TrainingCorrectness, ALossAtTheStatedChanceLearnedNothing) {
+  auto run = [](double centre, double noise) {
+    std::string log;
+    for (int step = 10; step <= 400; step += 10) {
+      const double wobble = noise * ((step * 7919 % 100) / 50.0 - 1);  // -noise to +noise
+      log += "step " + std::to_string(step) + " loss " + std::to_string(centre + wobble) + "\n";
+    }
+    return log + "training complete\n";
+  };
+  const std::string vocabulary = "  \"vocab_size\": 50257,\n";
+  Diagnosis lm = diagnose_text(vocabulary + run(std::log(50257.0), 0.15), 0);
+  EXPECT_EQ(lm.cls, "loss_divergence");
+  EXPECT_EQ(lm.trajectory.shape, TrajectoryShape::no_decrease);
+  EXPECT_TRUE(joined(lm.verdict.shows).find("sits at ln 50257 = 10.8249, a uniform guess over the 50257 outputs "
+                                            "that line 1 states") != std::string::npos)
+      << joined(lm.verdict.shows);
+  // The same vocabulary with a loss that settled lower, and the same loss
+  // with no stated vocabulary: a run that completed, whose loss fell little.
+  EXPECT_EQ(diagnose_text(vocabulary + run(3.1, 0.15), 0).cls, "healthy");
+  EXPECT_EQ(diagnose_text(run(std::log(50257.0), 0.15), 0).cls, "healthy");
+  // A classifier's labels: at ln 3 it guesses.
+  EXPECT_EQ(diagnose_text("Namespace(num_labels=3, lr=0.1)\n" + run(std::log(3.0), 0.01), 0).cls,
+            "loss_divergence");
+  EXPECT_EQ(diagnose_text("Namespace(num_labels=3, lr=0.1)\n" + run(0.6, 0.05), 0).cls, "healthy");
+}
+
 // Divergence is judged against the running minimum: a loss that fell far
 // and climbed back for good has diverged, below its first reading though it
 // stays; the low readings of a noisy per-batch loss make no minimum.
