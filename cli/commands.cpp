@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -87,20 +88,59 @@ std::string json_fields_help() {
   return out + "An input that could not be read appears as {path, error}.\n";
 }
 
+// The operands with each directory replaced by the logs below it. What could
+// not be listed is said on stderr and makes the status 1.
+std::vector<std::string> expand_operands(const std::vector<std::string>& operands, const FileFilter& filter,
+                                         int& status) {
+  std::vector<std::string> files;
+  for (const std::string& operand : operands) {
+    std::error_code ec;
+    if (operand == "-" || !std::filesystem::is_directory(operand, ec)) {
+      files.push_back(operand);
+      continue;
+    }
+    FileListing listing = list_logs(operand, filter);
+    for (const std::string& problem : listing.problems) {
+      std::cerr << "gpudiag: " << problem << "\n";
+      status = kInputFailed;
+    }
+    if (listing.skipped_binary)
+      std::cerr << "gpudiag: " << operand << ": skipped " << listing.skipped_binary << " binary file"
+                << (listing.skipped_binary == 1 ? "" : "s") << "\n";
+    if (listing.files.empty()) std::cerr << "gpudiag: " << operand << ": no log files in it\n";
+    for (const auto& f : listing.files) files.push_back(f.string());
+  }
+  return files;
+}
+
 }  // namespace
 
 int run_diagnose(const std::vector<std::string>& args) {
   po::options_description opts(
-      "usage: gpudiag diagnose [options] FILE...\n\n"
+      "usage: gpudiag diagnose [options] FILE|DIR...\n\n"
       "Diagnoses each log and prints a verdict: the class, who owns the problem,\n"
-      "the lines that show it, what it implies and what the log cannot tell.\n"
-      "'-' reads standard input.\n\noptions");
+      "the lines that show it, what it implies and what the log cannot tell.\n\n"
+      "inputs as they are found:\n"
+      "  '-'             reads standard input\n"
+      "  DIR             every file below it, recursively, in path order, but hidden\n"
+      "                  and binary ones (narrow it with --glob)\n"
+      "  compressed      gzip, zstd, bzip2 and xz, known by content, whatever the name;\n"
+      "                  a truncated or corrupt archive is diagnosed up to where it\n"
+      "                  broke, and says so\n"
+      "  container logs  Docker's JSON lines ({\"log\": ..., \"stream\": ...}) and CRI\n"
+      "                  records (TIMESTAMP stderr F text: /var/log/pods) are unwrapped\n\n"
+      "options");
   opts.add_options()
       ("help,h", "show this help")
       ("exit-code", po::value<int>(),
        "the job's exit status (e.g. -9, 137, 1); it counts as evidence and applies to every FILE")
       ("format,f", po::value<std::string>()->default_value("text"),
        "text (for a terminal), json (one array) or jsonl (one object per line)")
+      ("glob,g", po::value<std::vector<std::string>>()->composing(),
+       "in a DIR, read only the files matching GLOB ('*.log', 'rank*/**/*.out'); '!GLOB' "
+       "leaves them out; repeatable, the last match decides. A GLOB with a '/' is "
+       "matched against the path below DIR, one without against the file name")
+      ("hidden", "in a DIR, read hidden files and directories too")
       ("rules,r", po::value<std::string>(), "a directory of rule files to use instead of the shipped rules")
       ("color", po::value<std::string>()->default_value("auto"), "auto, always or never")
       ("no-cache", "compile the rules without reading or writing the on-disk cache");
@@ -118,8 +158,8 @@ int run_diagnose(const std::vector<std::string>& args) {
   }
   if (vm.count("help")) {
     std::cout << opts << "\n" << json_fields_help()
-              << "\nexit status: 0 all diagnosed, 1 an input could not be read, 2 a usage error\n"
-                 "or rules that do not load.\n";
+              << "\nexit status: 0 all diagnosed, 1 an input could not be read, or only in part\n"
+                 "(the others are still diagnosed), 2 a usage error or rules that do not load.\n";
     return kOk;
   }
   const std::string format = vm["format"].as<std::string>();
@@ -142,14 +182,23 @@ int run_diagnose(const std::vector<std::string>& args) {
   DiagnoseOptions options;
   if (vm.count("exit-code")) options.exit_code = vm["exit-code"].as<int>();
   TextStyle style{want_color(color)};
-  const auto files = vm["file"].as<std::vector<std::string>>();
+  FileFilter filter;
+  if (vm.count("glob")) filter.globs = vm["glob"].as<std::vector<std::string>>();
+  filter.hidden = vm.count("hidden") > 0;
   int status = kOk;
+  const std::vector<std::string> files = expand_operands(vm["file"].as<std::vector<std::string>>(), filter, status);
   bool first = true;
   if (format == "json") std::cout << "[\n";
   for (const auto& file : files) {
     std::string rendered;
     try {
       Diagnosis d = diagnose_file(rules, file, options);
+      if (!d.input.damage.empty()) {
+        std::cerr << "gpudiag: " << file << ": " << d.input.compression << " data: " << d.input.damage
+                  << " (byte " << d.input.damage_at << " of the file); diagnosed the " << d.lines
+                  << " lines before it\n";
+        status = kInputFailed;
+      }
       if (format == "text") rendered = to_text(d, {}, style);
       else rendered = to_json(d, {}, format == "json" ? 2 : 0);
     } catch (const std::exception& e) {

@@ -12,7 +12,7 @@ constexpr const char* kUsage = R"(usage: gpudiag <command> [options]
 Says why a GPU training job ended, quoting the log lines that show it.
 
 commands:
-  diagnose FILE...     diagnose training logs ('-' reads standard input)
+  diagnose FILE|DIR... diagnose training logs: files, directories, archives, '-' for stdin
   rules list           list the rules in priority order
   rules check [DIR]    validate and compile rules, run their examples
   taxonomy             the classes gpudiag can report (--format markdown: docs/taxonomy.md)

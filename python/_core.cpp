@@ -134,6 +134,13 @@ void bind_results(py::module_& m) {
       .def_property_readonly("implies", [](const Verdict& v) { return py::tuple(py::cast(v.implies)); })
       .def_property_readonly("cannot_decide",
                              [](const Verdict& v) { return py::tuple(py::cast(v.cannot_decide)); });
+  py::class_<InputFormat>(m, "InputFormat", "How the input was stored, and whether all of it was read.")
+      .def_property_readonly("compression", optional_string(&InputFormat::compression))
+      .def_property_readonly("container", optional_string(&InputFormat::container))
+      .def_property_readonly("damage", optional_string(&InputFormat::damage))
+      .def_property_readonly("damage_at", [](const InputFormat& f) {
+        return f.damage.empty() ? std::optional<std::uint64_t>() : f.damage_at;
+      });
   py::class_<Diagnosis>(m, "Diagnosis", "Why a job ended, with the evidence.")
       .def_property_readonly("path", optional_string(&Diagnosis::path))
       .def_readonly("class_", &Diagnosis::cls)
@@ -150,6 +157,7 @@ void bind_results(py::module_& m) {
       .def_readonly("exit_code", &Diagnosis::exit_code)
       .def_readonly("bytes", &Diagnosis::bytes)
       .def_readonly("lines", &Diagnosis::lines)
+      .def_readonly("input", &Diagnosis::input)
       .def("to_json", [](const Diagnosis& d, int indent) { return to_json(d, {}, indent); },
            py::arg("indent") = 0, "The command line's JSON object of this diagnosis.")
       .def("to_text", [](const Diagnosis& d, bool color) { return to_text(d, {}, TextStyle{color}); },

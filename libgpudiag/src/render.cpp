@@ -194,6 +194,19 @@ std::string_view owner_color(const Diagnosis& d) {
   return "1;33";
 }
 
+void write_input(detail::JsonWriter& w, const InputFormat& in) {
+  w.begin_object();
+  for (auto [key, value] : {std::pair{"compression", &in.compression}, std::pair{"container", &in.container},
+                            std::pair{"damage", &in.damage}}) {
+    w.key(key);
+    write_optional_string(w, *value);
+  }
+  w.key("damage_at");
+  if (in.damage.empty()) w.null();
+  else w.value(static_cast<unsigned long long>(in.damage_at));
+  w.end_object();
+}
+
 }  // namespace
 
 std::string json_string(std::string_view s) {
@@ -252,6 +265,8 @@ std::string to_json(const Diagnosis& d, const std::string& path, int indent) {
   write_optional(w, d.exit_code);
   w.key("bytes").value(static_cast<unsigned long long>(d.bytes));
   w.key("lines").value(static_cast<unsigned long long>(d.lines));
+  w.key("input");
+  write_input(w, d.input);
   w.end_object();
   return w.str();
 }
@@ -285,6 +300,10 @@ std::string to_text(const Diagnosis& d, const std::string& path, const TextStyle
     also.push_back(std::move(s));
   }
   section("findings", also);
+  if (!d.input.damage.empty())
+    out += "  " + p.wrap("1;33", "input") + "\n    " + d.input.compression + " data: " + d.input.damage +
+           " (byte " + std::to_string(d.input.damage_at) + " of the file); diagnosed from the " +
+           std::to_string(d.lines) + " lines before it\n";
   return out;
 }
 

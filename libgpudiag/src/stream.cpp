@@ -1,6 +1,8 @@
 #include <cstring>
 
+#include "container_reader.hpp"
 #include "counter_reader.hpp"
+#include "decompressor.hpp"
 #include "evidence_collector.hpp"
 #include "exit_status_reader.hpp"
 #include "gpudiag/diagnose.hpp"
@@ -12,6 +14,10 @@
 
 namespace gpudiag {
 namespace {
+
+// The longest container record read as one: Docker splits lines at 16 KiB,
+// which JSON escaping can make several times longer.
+constexpr std::size_t kMaxRecord = 256 << 10;
 
 const char* last_newline(std::string_view s) {
   return static_cast<const char*>(::memrchr(s.data(), '\n', s.size()));
@@ -37,6 +43,10 @@ struct Stream::Impl {
   detail::ExitStatusReader exits;
   detail::LauncherReportReader launcher;
   detail::LineScanner scanner;
+  // In front of the scanner: stored bytes -> text -> the lines a container
+  // runtime's records hold -> line-aligned pieces.
+  detail::ContainerReader container;
+  detail::Decompressor decompressor;
   std::string carry;
   bool finished = false;
 
@@ -49,7 +59,9 @@ struct Stream::Impl {
         counters(rules->impl(), &trajectory),
         exits(rules->impl(), &counters),
         launcher(rules->impl(), &exits),
-        scanner(rules->impl(), launcher, options.text_cap) {
+        scanner(rules->impl(), launcher, options.text_cap),
+        container([this](std::string_view text) { cut(text); }, std::max<std::size_t>(o.chunk_size, kMaxRecord)),
+        decompressor([this](std::string_view text) { container.write(text); }) {
     if (options.chunk_size < 64) options.chunk_size = 64;
     carry.reserve(options.chunk_size);
   }
@@ -59,7 +71,9 @@ struct Stream::Impl {
     carry.clear();
   }
 
-  void write(std::string_view data) {
+  void write(std::string_view data) { decompressor.write(data); }
+
+  void cut(std::string_view data) {
     const std::size_t chunk = options.chunk_size;
     while (!data.empty()) {
       if (!carry.empty()) {
@@ -91,12 +105,17 @@ struct Stream::Impl {
   Diagnosis finish() {
     if (finished) throw std::logic_error("Stream::finish() called twice");
     finished = true;
+    decompressor.finish();
+    container.finish();
     if (!carry.empty()) scanner.scan(carry);
     scanner.finish();  // carry stays alive: end-of-data matches may point into it
     carry.clear();
     detail::ScanResult result{collector.per_rule(), collector.logged(), exits.reports(), trajectory.finish(), launcher.finish(),
                               counters.reset(), trajectory.step_time_change(), trajectory.epoch_bars(), options.exit_code, scanner.bytes(), scanner.lines()};
-    return detail::resolve(rules->impl(), result);
+    Diagnosis d = detail::resolve(rules->impl(), result);
+    d.input = InputFormat{std::string(decompressor.format()), std::string(container.format()),
+                          decompressor.damage(), decompressor.damage_at()};
+    return d;
   }
 };
 

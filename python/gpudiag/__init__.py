@@ -9,8 +9,8 @@
 from ._core import InputError, RuleError
 from ._diagnose import diagnose
 from ._rules import Rule, RuleSet
-from ._types import (Diagnosis, Evidence, FailedWorker, Finding, LauncherReport, LossReading,
-                     Reading, Series, Trajectory, Verdict)
+from ._types import (Diagnosis, Evidence, FailedWorker, Finding, InputFormat, LauncherReport,
+                     LossReading, Reading, Series, Trajectory, Verdict)
 from ._taxonomy import ClassInfo, taxonomy
 from ._core import version as _native_version
 
@@ -23,6 +23,7 @@ __all__ = [
     "FailedWorker",
     "Finding",
     "InputError",
+    "InputFormat",
     "LauncherReport",
     "LossReading",
     "Reading",

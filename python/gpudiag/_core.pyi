@@ -91,6 +91,12 @@ class Verdict:
     implies: Tuple[str, ...]
     cannot_decide: Tuple[str, ...]
 
+class InputFormat:
+    compression: Optional[str]
+    container: Optional[str]
+    damage: Optional[str]
+    damage_at: Optional[int]
+
 class Diagnosis:
     path: Optional[str]
     class_: str
@@ -107,6 +113,7 @@ class Diagnosis:
     exit_code: Optional[int]
     bytes: int
     lines: int
+    input: InputFormat
     def to_json(self, indent: int = 0) -> str: ...
     def to_text(self, color: bool = False) -> str: ...
     def to_dict(self) -> Dict[str, Any]: ...

@@ -13,11 +13,11 @@ import json
 from typing import Any, Dict, Tuple
 
 from . import _core
-from ._core import (ClassInfo, Diagnosis, Evidence, FailedWorker, Finding, LauncherReport,
-                    LossReading, Reading, Rule, Series, Trajectory, Verdict)
+from ._core import (ClassInfo, Diagnosis, Evidence, FailedWorker, Finding, InputFormat,
+                    LauncherReport, LossReading, Reading, Rule, Series, Trajectory, Verdict)
 
-_TYPES = (ClassInfo, Diagnosis, Evidence, FailedWorker, Finding, LauncherReport, LossReading,
-          Reading, Rule, Series, Trajectory, Verdict)
+_TYPES = (ClassInfo, Diagnosis, Evidence, FailedWorker, Finding, InputFormat, LauncherReport,
+          LossReading, Reading, Rule, Series, Trajectory, Verdict)
 
 
 def _fields(obj: Any) -> Tuple[str, ...]:
@@ -76,6 +76,7 @@ Diagnosis.to_dict = _to_dict  # type: ignore[attr-defined]
 Diagnosis.__str__ = _str  # type: ignore[method-assign]
 Diagnosis._repr_html_ = _repr_html_  # type: ignore[attr-defined]
 
-__all__ = ["ClassInfo", "Diagnosis", "Evidence", "FailedWorker", "Finding", "LauncherReport",
+__all__ = ["ClassInfo", "Diagnosis", "Evidence", "FailedWorker", "Finding", "InputFormat",
+           "LauncherReport",
            "LossReading", "Reading", "Rule", "Series", "Trajectory", "Verdict"]
 del _core

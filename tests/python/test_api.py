@@ -1,3 +1,4 @@
+import gzip
 import importlib.resources
 import pathlib
 import resource
@@ -5,6 +6,7 @@ import threading
 import time
 
 import json
+import lzma
 
 import pytest
 
@@ -29,6 +31,25 @@ def test_bytes_str_path_and_buffers_agree(tmp_path):
         assert d.evidence[0].values["requested"] == "8.00 GiB"
     assert results[2].path == str(p)
     assert results[0].path is None
+
+
+def test_compressed_and_container_inputs_read_as_their_text(tmp_path):
+    log = b"step 1 loss 2.0\nRuntimeError: CUDA error: device-side assert triggered\n"
+    plain = gpudiag.diagnose(log)
+    assert (plain.input.compression, plain.input.container, plain.input.damage, plain.input.damage_at) == (
+        None, None, None, None)
+    packed = gzip.compress(log)
+    (tmp_path / "a.log.gz").write_bytes(packed)
+    for d in (gpudiag.diagnose(packed), gpudiag.diagnose(tmp_path / "a.log.gz")):
+        assert (d.class_, d.lines, d.input.compression) == (plain.class_, plain.lines, "gzip")
+    cri = b"".join(b"2026-11-23T10:00:00.123Z stderr F " + line + b"\n" for line in log.splitlines())
+    d = gpudiag.diagnose(lzma.compress(cri))
+    assert (d.class_, d.input.compression, d.input.container) == ("cuda_runtime", "xz", "cri")
+    cut = gpudiag.diagnose(packed[:-6])  # the trailer lost
+    assert cut.input.damage == "the data ends mid-stream: the file is truncated"
+    assert cut.input.damage_at == len(packed) - 6
+    assert cut.to_dict()["input"] == {"compression": "gzip", "container": None,
+                                      "damage": cut.input.damage, "damage_at": len(packed) - 6}
 
 
 def test_diagnosis_attributes_and_verdict_quote_the_evidence():

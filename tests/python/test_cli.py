@@ -1,4 +1,7 @@
+import bz2
+import gzip
 import json
+import lzma
 import subprocess
 import sys
 
@@ -41,6 +44,50 @@ def test_unreadable_file_is_reported_and_the_rest_diagnosed(cli, cache_env, tmp_
     docs = [json.loads(x) for x in r.stdout.decode().splitlines()]
     assert docs[0]["path"].endswith("nope.log") and "error" in docs[0]
     assert docs[1]["class"] == "segfault"
+
+
+def test_inputs_as_they_are_found(cli, cache_env, tmp_path):
+    """A directory, its globs, archives known by content and container records."""
+    oom = (EXAMPLES / "cuda_oom_trainer.log").read_bytes()
+    job = tmp_path / "job"
+    (job / "rank0").mkdir(parents=True)
+    (job / "rank1").mkdir()
+    (job / "rank0" / "train.log.1").write_bytes(gzip.compress(oom))  # rotated: no .gz suffix
+    (job / "rank1" / "train.log.bz2").write_bytes(bz2.compress(oom))
+    (job / "rank1" / "train.log.xz").write_bytes(lzma.compress(oom))
+    (job / "model.pt").write_bytes(b"PK\x03\x04\x00\x00weights")
+    r = run(cli, "diagnose", "-f", "jsonl", str(job), env=cache_env)
+    assert r.returncode == 0, r.stderr
+    docs = [json.loads(x) for x in r.stdout.decode().splitlines()]
+    assert [(d["path"][len(str(job)) + 1:], d["class"], d["input"]["compression"]) for d in docs] == [
+        ("rank0/train.log.1", "cuda_oom", "gzip"), ("rank1/train.log.bz2", "cuda_oom", "bzip2"),
+        ("rank1/train.log.xz", "cuda_oom", "xz")]
+    assert "skipped 1 binary file" in r.stderr.decode()
+    r = run(cli, "diagnose", "-f", "jsonl", "-g", "rank1/*", "-g", "!*.xz", str(job), env=cache_env)
+    assert [json.loads(x)["path"] for x in r.stdout.decode().splitlines()] == [str(job / "rank1" / "train.log.bz2")]
+    # Docker's json-file records, from standard input.
+    records = b"".join(json.dumps({"log": line, "stream": "stderr", "time": "2026-11-23T10:00:00Z"}).encode() + b"\n"
+                       for line in oom.decode().splitlines(keepends=True))
+    d = json.loads(run(cli, "diagnose", "-f", "jsonl", "-", input=records, env=cache_env).stdout)
+    plain = json.loads(run(cli, "diagnose", "-f", "jsonl", str(EXAMPLES / "cuda_oom_trainer.log"), env=cache_env).stdout)
+    assert (d["class"], d["input"]["container"], d["evidence"][0]["line"]) == (
+        "cuda_oom", "docker_json", plain["evidence"][0]["line"])
+
+
+def test_a_damaged_archive_is_diagnosed_up_to_the_damage(cli, cache_env, tmp_path):
+    lines = b"".join(b"step %d loss %.4f\n" % (i, 5 / i) for i in range(1, 40001))
+    cut = tmp_path / "train.log.gz"
+    stored = gzip.compress(lines)
+    cut.write_bytes(stored[: len(stored) // 2])
+    good = str(EXAMPLES / "segfault_srun.log")
+    r = run(cli, "diagnose", "-f", "jsonl", str(cut), good, env=cache_env)
+    assert r.returncode == 1
+    assert f"{cut}: gzip data: the data ends mid-stream: the file is truncated" in r.stderr.decode()
+    first, second = (json.loads(x) for x in r.stdout.decode().splitlines())
+    assert first["input"]["damage_at"] == len(stored) // 2 and 0 < first["lines"] < 40000
+    assert second["class"] == "segfault"
+    text = run(cli, "diagnose", "--color", "never", str(cut), env=cache_env).stdout.decode()
+    assert "  input\n    gzip data: the data ends mid-stream: the file is truncated (byte" in text
 
 
 def test_usage_errors(cli, cache_env):

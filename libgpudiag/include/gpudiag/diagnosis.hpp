@@ -135,6 +135,16 @@ struct Verdict {
   std::vector<std::string> cannot_decide;  // what this log cannot tell
 };
 
+// How the input was stored, and whether all of it could be read.
+struct InputFormat {
+  std::string compression;  // "gzip", "zstd", "bzip2", "xz"; empty for text
+  std::string container;    // "docker_json", "cri": container runtime records; empty for plain lines
+  // Why the text ends early (a truncated or corrupt archive); empty when the
+  // whole input was read. The diagnosis is of the text before it.
+  std::string damage;
+  std::uint64_t damage_at = 0;  // the byte of the stored input where it broke
+};
+
 struct Diagnosis {
   std::string path;   // the input as given ("-" for stdin); empty for bytes
   std::string cls;    // fine class id
@@ -149,8 +159,9 @@ struct Diagnosis {
   Trajectory trajectory;
   std::optional<LauncherReport> launcher;  // when the log holds a failure summary
   std::optional<int> exit_code;
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0;  // of text scanned (decompressed, unwrapped)
   std::uint64_t lines = 0;
+  InputFormat input;
 };
 
 }  // namespace gpudiag

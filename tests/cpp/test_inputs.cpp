@@ -1,0 +1,246 @@
+// Inputs as they are found: compressed archives known by content, container
+// runtime records unwrapped, directories listed ripgrep-style.
+#include <bzlib.h>
+#include <lzma.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "test_util.hpp"
+
+namespace gpudiag::testing {
+namespace {
+
+const std::string kLog =
+    "[rank0]: step 10 loss 2.31\n"
+    "[rank0]: step 20 loss 2.02\n"
+    "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+    "total capacity of 79.15 GiB of which 1.20 GiB is free.\n";
+
+std::string gzip(const std::string& text) {
+  z_stream z{};
+  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, text.size()) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+std::string zstd(const std::string& text) {
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  out.resize(ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3));
+  return out;
+}
+
+std::string bzip2(const std::string& text) {
+  std::string out(text.size() + text.size() / 100 + 600, '\0');
+  unsigned size = static_cast<unsigned>(out.size());
+  EXPECT_EQ(BZ2_bzBuffToBuffCompress(out.data(), &size, const_cast<char*>(text.data()),
+                                     static_cast<unsigned>(text.size()), 1, 0, 0),
+            BZ_OK);
+  out.resize(size);
+  return out;
+}
+
+std::string xz(const std::string& text) {
+  std::string out(lzma_stream_buffer_bound(text.size()), '\0');
+  std::size_t size = 0;
+  EXPECT_EQ(lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, nullptr, reinterpret_cast<const uint8_t*>(text.data()),
+                                    text.size(), reinterpret_cast<uint8_t*>(out.data()), &size, out.size()),
+            LZMA_OK);
+  out.resize(size);
+  return out;
+}
+
+// Writes the input in pieces of `piece` bytes, as a reader of any buffer size would.
+Diagnosis diagnose_in_pieces(const std::string& input, std::size_t piece) {
+  DiagnoseOptions options;
+  options.chunk_size = 64;
+  Stream s(shipped_rules(), options);
+  for (std::size_t at = 0; at < input.size(); at += piece) s.write(std::string_view(input).substr(at, piece));
+  return s.finish();
+}
+
+struct Format {
+  const char* name;
+  std::string (*compress)(const std::string&);
+};
+
+class Compressed : public ::testing::TestWithParam<Format> {};
+
+// Every format reads as the text it holds, whatever the pieces it arrives in,
+// and members one after another are read one after another.
+TEST_P(Compressed, ReadsAsItsText) {
+  const Diagnosis plain = diagnose_bytes(shipped_rules(), kLog);
+  const std::string stored = GetParam().compress(kLog);
+  for (std::size_t piece : {std::size_t{1}, std::size_t{5}, stored.size()}) {
+    const Diagnosis d = diagnose_in_pieces(stored, piece);
+    EXPECT_EQ(d.cls, "cuda_oom") << piece;
+    EXPECT_EQ(d.input.compression, GetParam().name);
+    EXPECT_EQ(d.input.damage, "");
+    EXPECT_EQ(d.lines, plain.lines);
+    EXPECT_EQ(d.bytes, plain.bytes);
+    EXPECT_EQ(to_json(d), to_json(diagnose_in_pieces(stored, piece))) << "deterministic";
+  }
+  const Diagnosis twice = diagnose_bytes(shipped_rules(), stored + stored);
+  EXPECT_EQ(twice.lines, 2 * plain.lines);
+  EXPECT_EQ(twice.input.damage, "");
+}
+
+// A file cut short is diagnosed up to where it ends, and says so.
+TEST_P(Compressed, TruncatedSaysWhereItBroke) {
+  std::string text;
+  // Long enough for several blocks of the block formats (zstd's 128 KiB,
+  // bzip2's 100 KiB at level 1): a cut block is lost whole.
+  for (int step = 1; step <= 20000; ++step) text += "step " + std::to_string(step) + " loss " + std::to_string(5.0 / step) + " lr 0.001\n";
+  text += kLog;
+  const std::string stored = GetParam().compress(text);
+  const std::string cut = stored.substr(0, stored.size() / 2);
+  const Diagnosis d = diagnose_bytes(shipped_rules(), cut);
+  EXPECT_EQ(d.input.compression, GetParam().name);
+  EXPECT_EQ(d.input.damage, "the data ends mid-stream: the file is truncated");
+  EXPECT_EQ(d.input.damage_at, cut.size());
+  EXPECT_GT(d.lines, 10u);
+  EXPECT_LT(d.lines, 20000u);
+  EXPECT_NE(d.cls, "cuda_oom");  // its line was in the lost half
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, Compressed,
+                         ::testing::Values(Format{"gzip", gzip}, Format{"zstd", zstd}, Format{"bzip2", bzip2},
+                                           Format{"xz", xz}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Corrupt bytes inside the data stop the text there, naming the damage.
+TEST(Compressed, CorruptSaysWhatBroke) {
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += "line " + std::to_string(i * 7919 % 10007) + " of a log\n";
+  for (auto [name, compress] : {Format{"gzip", gzip}, Format{"bzip2", bzip2}, Format{"xz", xz}, Format{"zstd", zstd}}) {
+    std::string stored = compress(text);
+    for (std::size_t i = stored.size() / 2; i < stored.size() / 2 + 16; ++i) stored[i] = static_cast<char>(~stored[i]);
+    const Diagnosis d = diagnose_bytes(shipped_rules(), stored);
+    EXPECT_EQ(d.input.compression, name);
+    EXPECT_NE(d.input.damage.find("corrupt " + std::string(name) + " data"), std::string::npos)
+        << name << ": " << d.input.damage;
+    EXPECT_LE(d.input.damage_at, stored.size());
+  }
+}
+
+// Text that merely starts like nothing compressed passes through untouched.
+TEST(Compressed, TextIsText) {
+  const Diagnosis d = diagnose_bytes(shipped_rules(), "BZh is not bzip2\n" + kLog);
+  EXPECT_EQ(d.input.compression, "");
+  EXPECT_EQ(d.cls, "cuda_oom");
+  EXPECT_EQ(diagnose_bytes(shipped_rules(), "x").lines, 1u);
+  EXPECT_EQ(diagnose_bytes(shipped_rules(), "").lines, 0u);
+}
+
+std::string docker(const std::string& text, bool split) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    std::string line = text.substr(at, end - at + 1);
+    at = end + 1;
+    std::vector<std::string> parts{line};
+    if (split && line.size() > 30) parts = {line.substr(0, 30), line.substr(30)};  // Docker splits long lines
+    for (const std::string& part : parts) {
+      std::string escaped;
+      for (char c : part) escaped += c == '\n' ? std::string("\\n") : c == '"' ? std::string("\\\"") : std::string(1, c);
+      out += R"({"log":")" + escaped + R"(","stream":"stderr","time":"2026-11-23T10:00:00.123456789Z"})" + "\n";
+    }
+  }
+  return out;
+}
+
+std::string cri(const std::string& text, bool split) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    std::string line = text.substr(at, end - at);
+    at = end + 1;
+    const std::string stamp = "2026-11-23T10:00:00.123456789Z stderr ";
+    if (split && line.size() > 30) out += stamp + "P " + line.substr(0, 30) + "\n" + stamp + "F " + line.substr(30) + "\n";
+    else out += stamp + "F " + line + "\n";
+  }
+  return out;
+}
+
+// Container runtime records read as the lines the program printed: the same
+// diagnosis, line numbers and evidence as the plain log.
+TEST(Containers, RecordsAreUnwrapped) {
+  const Diagnosis plain = diagnose_in_pieces(kLog, kLog.size());
+  for (bool split : {false, true}) {
+    for (auto [name, wrapped] : {std::pair{"docker_json", docker(kLog, split)}, std::pair{"cri", cri(kLog, split)}}) {
+      for (std::size_t piece : {std::size_t{1}, std::size_t{7}, wrapped.size()}) {
+        const Diagnosis d = diagnose_in_pieces(wrapped, piece);
+        EXPECT_EQ(d.input.container, name);
+        EXPECT_EQ(d.cls, "cuda_oom");
+        EXPECT_EQ(d.lines, plain.lines) << name << " split " << split << " piece " << piece;
+        ASSERT_FALSE(d.evidence.empty());
+        EXPECT_EQ(d.evidence.front().line, plain.evidence.front().line);
+        EXPECT_EQ(d.evidence.front().text, plain.evidence.front().text);
+      }
+    }
+  }
+  // Compressed and wrapped at once.
+  const Diagnosis both = diagnose_bytes(shipped_rules(), gzip(cri(kLog, true)));
+  EXPECT_EQ(both.input.compression, "gzip");
+  EXPECT_EQ(both.input.container, "cri");
+  EXPECT_EQ(both.cls, "cuda_oom");
+}
+
+// A log that only looks like records at first keeps its other lines as they
+// are; a JSON log of another shape is plain text.
+TEST(Containers, OtherLinesPassAsTheyAre) {
+  const Diagnosis mixed = diagnose_bytes(shipped_rules(), docker("starting\n", false) + kLog);
+  EXPECT_EQ(mixed.input.container, "docker_json");
+  EXPECT_EQ(mixed.cls, "cuda_oom");
+  const Diagnosis json = diagnose_bytes(shipped_rules(), "{\"event\": \"start\"}\n" + kLog);
+  EXPECT_EQ(json.input.container, "");
+  EXPECT_EQ(json.cls, "cuda_oom");
+}
+
+TEST(Directories, GlobsMatchNamesAndPaths) {
+  EXPECT_TRUE(glob_matches("*.log", "rank0/out.log"));
+  EXPECT_FALSE(glob_matches("*.log", "rank0/out.log.gz"));
+  EXPECT_TRUE(glob_matches("rank*/*.log", "rank0/out.log"));
+  EXPECT_FALSE(glob_matches("rank*/*.log", "a/rank0/out.log"));
+  EXPECT_TRUE(glob_matches("**/rank*/*.log", "a/b/rank0/out.log"));
+  EXPECT_TRUE(glob_matches("**/rank*/*.log", "rank0/out.log"));
+  EXPECT_TRUE(glob_matches("logs/**", "logs/a/b.txt"));
+  EXPECT_TRUE(glob_matches("node-[0-9].out", "x/node-3.out"));
+}
+
+// Every file below a directory, recursively, in path order, but hidden and
+// binary ones; compressed ones are logs. The globs narrow the set.
+TEST(Directories, ListsTheLogsBelow) {
+  TempDir dir;
+  const auto& root = dir.path();
+  std::filesystem::create_directories(root / "rank1");
+  std::filesystem::create_directories(root / "rank0");
+  std::filesystem::create_directories(root / ".cache");
+  write_file(root / "rank1" / "out.log", kLog);
+  write_file(root / "rank0" / "out.log.gz", gzip(kLog));
+  write_file(root / ".cache" / "x.log", kLog);
+  write_file(root / ".hidden.log", kLog);
+  write_file(root / "model.pt", std::string("PK\x03\x04\0\0weights", 13));
+  write_file(root / "job.err", "slurmstepd: error: *** JOB 42 ON node-3 CANCELLED ***\n");
+  FileListing all = list_logs(root);
+  std::vector<std::filesystem::path> expect{root / "job.err", root / "rank0" / "out.log.gz", root / "rank1" / "out.log"};
+  EXPECT_EQ(all.files, expect);
+  EXPECT_EQ(all.skipped_binary, 1u);
+  EXPECT_TRUE(all.problems.empty());
+  EXPECT_EQ(list_logs(root, FileFilter{{"*.log"}, false}).files, std::vector<std::filesystem::path>{root / "rank1" / "out.log"});
+  EXPECT_EQ(list_logs(root, FileFilter{{"!rank*/**"}, false}).files, std::vector<std::filesystem::path>{root / "job.err"});
+  EXPECT_EQ(list_logs(root, FileFilter{{"*.log"}, true}).files.size(), 3u);
+  EXPECT_FALSE(list_logs(root / "missing").problems.empty());
+  EXPECT_EQ(diagnose_file(shipped_rules(), root / "rank0" / "out.log.gz").cls, "cuda_oom");
+}
+
+}  // namespace
+}  // namespace gpudiag::testing
