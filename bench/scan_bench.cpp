@@ -2,10 +2,12 @@
 // GPUDIAG_BENCH_MB to change it). Run: make bench
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
 
+#include "compress.hpp"
 #include "gpudiag/gpudiag.hpp"
 #include "synthetic_log.hpp"
 
@@ -51,6 +53,26 @@ void BM_DiagnoseFile(benchmark::State& state) {
   std::remove(path.c_str());
 }
 BENCHMARK(BM_DiagnoseFile)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// A compressed copy of the first 32 MiB, read back: the decoder's cost on
+// top of the scan. Throughput counts the text, as for the plain log.
+void BM_DiagnoseCompressed(benchmark::State& state) {
+  using Compress = std::string (*)(const std::string&);
+  constexpr Compress kFormats[] = {nullptr, gpudiag::testing::gzip, gpudiag::testing::zstd,
+                                   gpudiag::testing::bzip2, gpudiag::testing::xz};
+  constexpr const char* kNames[] = {"plain", "gzip", "zstd", "bzip2", "xz"};
+  const std::string text = the_log().substr(0, std::min<std::size_t>(the_log().size(), 32 << 20));
+  const auto compress = kFormats[state.range(0)];
+  const std::string stored = compress ? compress(text) : text;
+  state.SetLabel(kNames[state.range(0)]);
+  for (auto _ : state) {
+    gpudiag::Diagnosis d = gpudiag::diagnose_bytes(rules(), stored);
+    if (d.bytes != text.size() || !d.input.damage.empty()) throw std::runtime_error("benchmark archive misread");
+    benchmark::DoNotOptimize(d);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+BENCHMARK(BM_DiagnoseCompressed)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_LoadRulesFromCache(benchmark::State& state) {
   gpudiag::RuleSet::builtin();  // make sure the cache holds them

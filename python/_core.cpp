@@ -282,6 +282,21 @@ PYBIND11_MODULE(_core, m) {
       py::arg("chunk_size") = DiagnoseOptions{}.chunk_size,
       py::arg("text_cap") = DiagnoseOptions{}.text_cap);
 
+  m.def(
+      "list_logs",
+      [](std::filesystem::path dir, std::vector<std::string> globs, bool hidden) {
+        FileListing listing;
+        {
+          py::gil_scoped_release release;
+          listing = list_logs(dir, FileFilter{std::move(globs), hidden});
+        }
+        std::vector<std::string> files;
+        for (const auto& f : listing.files) files.push_back(f.string());
+        return py::make_tuple(py::tuple(py::cast(files)), listing.skipped_binary,
+                              py::tuple(py::cast(listing.problems)));
+      },
+      py::arg("dir"), py::arg("globs") = std::vector<std::string>{}, py::arg("hidden") = false);
+
   m.def("taxonomy", [] { return py::tuple(py::cast(gpudiag::taxonomy().classes)); });
   m.def("version", [] { return std::string(version()); });
   m.def("hyperscan_version", [] { return std::string(hyperscan_version()); });

@@ -8,6 +8,7 @@
 
 from ._core import InputError, RuleError
 from ._diagnose import diagnose
+from ._many import InputFailure, diagnose_many, plot_classes, to_frame
 from ._rules import Rule, RuleSet
 from ._types import (Diagnosis, Evidence, FailedWorker, Finding, InputFormat, LauncherReport,
                      LossReading, Reading, Series, Trajectory, Verdict)
@@ -23,6 +24,7 @@ __all__ = [
     "FailedWorker",
     "Finding",
     "InputError",
+    "InputFailure",
     "InputFormat",
     "LauncherReport",
     "LossReading",
@@ -34,6 +36,9 @@ __all__ = [
     "Trajectory",
     "Verdict",
     "diagnose",
+    "diagnose_many",
+    "plot_classes",
     "taxonomy",
+    "to_frame",
     "__version__",
 ]

@@ -1,10 +1,6 @@
 // Inputs as they are found: compressed archives known by content, container
 // runtime records unwrapped, directories listed ripgrep-style.
-#include <bzlib.h>
-#include <lzma.h>
-#include <zlib.h>
-#include <zstd.h>
-
+#include "compress.hpp"
 #include "test_util.hpp"
 
 namespace gpudiag::testing {
@@ -15,46 +11,6 @@ const std::string kLog =
     "[rank0]: step 20 loss 2.02\n"
     "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
     "total capacity of 79.15 GiB of which 1.20 GiB is free.\n";
-
-std::string gzip(const std::string& text) {
-  z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, text.size()) + 32, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
-std::string zstd(const std::string& text) {
-  std::string out(ZSTD_compressBound(text.size()), '\0');
-  out.resize(ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3));
-  return out;
-}
-
-std::string bzip2(const std::string& text) {
-  std::string out(text.size() + text.size() / 100 + 600, '\0');
-  unsigned size = static_cast<unsigned>(out.size());
-  EXPECT_EQ(BZ2_bzBuffToBuffCompress(out.data(), &size, const_cast<char*>(text.data()),
-                                     static_cast<unsigned>(text.size()), 1, 0, 0),
-            BZ_OK);
-  out.resize(size);
-  return out;
-}
-
-std::string xz(const std::string& text) {
-  std::string out(lzma_stream_buffer_bound(text.size()), '\0');
-  std::size_t size = 0;
-  EXPECT_EQ(lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, nullptr, reinterpret_cast<const uint8_t*>(text.data()),
-                                    text.size(), reinterpret_cast<uint8_t*>(out.data()), &size, out.size()),
-            LZMA_OK);
-  out.resize(size);
-  return out;
-}
 
 // Writes the input in pieces of `piece` bytes, as a reader of any buffer size would.
 Diagnosis diagnose_in_pieces(const std::string& input, std::size_t piece) {

@@ -1,0 +1,238 @@
+"""Many logs at once: ``diagnose_many``, ``to_frame`` and the plots of a notebook.
+
+The logs are diagnosed on a thread pool: the native scan releases the GIL, so
+threads use every core without copying a log between processes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import pathlib
+import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+from . import _core
+from ._diagnose import Source, diagnose
+from ._rules import RuleSet
+from ._types import Diagnosis
+
+
+@dataclass(frozen=True)
+class InputFailure:
+    """An input that could not be read: the batch went on without it."""
+
+    path: str
+    error: str
+    exit_code: Optional[int] = None
+
+
+Result = Union[Diagnosis, InputFailure]
+Task = Tuple[Source, Optional[int]]
+
+_MANIFEST_SUFFIXES = (".csv", ".jsonl")
+
+
+def _manifest_rows(path: pathlib.Path) -> Iterator[dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        if path.suffix == ".csv":
+            yield from csv.DictReader(f)
+            return
+        for number, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{path}: line {number}: not JSON ({e.msg})") from None
+
+
+def _read_manifest(path: pathlib.Path) -> List[Task]:
+    """A manifest's rows: ``path`` (relative to the manifest) and an optional ``exit_code``."""
+    tasks: List[Task] = []
+    for number, row in enumerate(_manifest_rows(path), 1):
+        if not row.get("path"):
+            raise ValueError(f"{path}: row {number} has no 'path'")
+        code = row.get("exit_code")
+        try:
+            exit_code = None if code in (None, "") else int(code)
+        except ValueError:
+            raise ValueError(f"{path}: row {number}: exit_code {code!r} is not an integer") from None
+        tasks.append((path.parent / row["path"], exit_code))
+    return tasks
+
+
+def _tasks(sources: Any, exit_code: Optional[int], glob: Sequence[str], hidden: bool) -> List[Task]:
+    if isinstance(sources, (str, os.PathLike)):
+        root = pathlib.Path(sources)
+        if root.is_dir():
+            files, _, problems = _core.list_logs(str(root), list(glob), hidden)
+            if problems:
+                raise OSError("; ".join(problems))
+            return [(pathlib.Path(f), exit_code) for f in files]
+        if root.suffix in _MANIFEST_SUFFIXES and root.is_file():
+            return _read_manifest(root)
+        raise ValueError(f"{root}: neither a directory nor a manifest (.csv, .jsonl); "
+                         "pass a list to diagnose single files")
+    tasks: List[Task] = []
+    for item in sources:
+        if isinstance(item, tuple):
+            source, code = item
+            tasks.append((source, code))
+        else:
+            tasks.append((pathlib.Path(item) if isinstance(item, str) else item, exit_code))
+    return tasks
+
+
+def _label(source: Source) -> str:
+    return os.fspath(source) if isinstance(source, os.PathLike) else f"<{type(source).__name__}>"
+
+
+def _one(task: Task, rules: Optional[RuleSet]) -> Result:
+    source, exit_code = task
+    try:
+        return diagnose(source, exit_code, rules)
+    except (OSError, TypeError, ValueError) as e:
+        return InputFailure(_label(source), str(e), exit_code)
+
+
+def _progress(total: int, progress: Optional[bool]) -> Any:
+    """A tqdm bar (the notebook widget in Jupyter), or None. Automatic: shown
+    on a terminal or in a notebook, quiet when stderr is piped."""
+    if progress is False or total < 2:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        if progress:
+            raise ImportError("progress=True needs tqdm: pip install 'gpudiag[notebook]'") from None
+        return None
+    in_notebook = "ipykernel" in sys.modules
+    if progress is None and not (in_notebook or sys.stderr.isatty()):
+        return None
+    return tqdm(total=total, unit="log", desc="diagnose")
+
+
+def diagnose_many(sources: Union[str, "os.PathLike[str]", Iterable[Any]], *, jobs: Optional[int] = None,
+                  exit_code: Optional[int] = None, rules: Optional[RuleSet] = None,
+                  glob: Sequence[str] = (), hidden: bool = False,
+                  progress: Optional[bool] = None) -> List[Result]:
+    """Diagnose many logs on ``jobs`` threads (default: every core); results in input order.
+
+    ``sources`` is a directory (every log below it, as ``gpudiag diagnose DIR``
+    lists them: ``glob`` and ``hidden`` as its ``--glob`` and ``--hidden``), a
+    manifest (``.csv`` or ``.jsonl`` with a ``path`` column, relative to the
+    manifest, and an optional ``exit_code``), or an iterable of paths, bytes
+    or ``(source, exit_code)`` pairs. ``exit_code`` applies to every source that
+    has none of its own. An input that cannot be read is an ``InputFailure`` in
+    its place; the others are still diagnosed. ``progress``: a tqdm bar, shown
+    by default on a terminal or in a notebook.
+    """
+    tasks = _tasks(sources, exit_code, glob, hidden)
+    results: List[Optional[Result]] = [None] * len(tasks)
+    bar = _progress(len(tasks), progress)
+    try:
+        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+            futures = {pool.submit(_one, task, rules): i for i, task in enumerate(tasks)}
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return [r for r in results if r is not None]
+
+
+def _row(r: Result) -> dict:
+    if isinstance(r, InputFailure):
+        return {"path": r.path, "class": None, "exit_code": r.exit_code, "error": r.error}
+    first = r.evidence[0] if r.evidence else None
+    t = r.trajectory
+    return {
+        "path": r.path, "class": r.class_, "g15": r.g15, "owner": r.owner, "family": r.family,
+        "confidence": r.confidence, "evidence_line": first.line if first else None,
+        "evidence_rule": first.rule if first else None, "evidence": first.text if first else None,
+        "rank": first.rank if first else None, "steps": t.max_step,
+        "last_loss": t.last.loss if t.last else None, "exit_code": r.exit_code,
+        "compression": r.input.compression, "damage": r.input.damage, "error": None,
+    }
+
+
+_COLUMNS = ["path", "class", "g15", "owner", "family", "confidence", "evidence_line", "evidence_rule",
+            "evidence", "rank", "steps", "last_loss", "exit_code", "compression", "damage", "error"]
+
+
+def to_frame(results: Iterable[Result]) -> Any:
+    """A pandas DataFrame, one row per log: its path, class, g15, owner, family,
+    confidence, first evidence (line, rule, text, rank), steps reached, last
+    loss, exit code, compression and damage; ``error`` for an input that could
+    not be read (its class is missing)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("to_frame() needs pandas: pip install 'gpudiag[notebook]'") from None
+    frame = pd.DataFrame([_row(r) for r in results], columns=_COLUMNS)
+    for column in ("evidence_line", "rank", "steps", "exit_code"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plotting needs matplotlib: pip install 'gpudiag[notebook]'") from None
+    return plt
+
+
+def _step_before(t: Any, line: int) -> Optional[int]:
+    """The step of the last reading at or before ``line`` that the trajectory
+    keeps with its line (first, last, lowest, peak, first non-finite)."""
+    readings = [r for r in (t.first, t.last, t.lowest, t.peak, t.first_non_finite) if r and r.line <= line]
+    return max(readings, key=lambda r: r.line).step if readings else None
+
+
+def plot(self: Diagnosis, ax: Any = None) -> Any:
+    """Draw the training loss (and the evaluation loss) by step (by reading
+    where the log prints no step), the line that decided the verdict marked at
+    the reading it came after. Returns the axes."""
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.5))
+    t = self.trajectory
+    if t.series:
+        steps, losses = zip(*t.series)
+        ax.plot(steps, losses, label="training loss", linewidth=1.2)
+    by_step = bool(t.last and t.last.step_reported)
+    # Evaluations drawn against the same steps only: without steps, their
+    # ordinals would not line up with the training readings.
+    if t.evaluation.series and by_step and t.evaluation.last.step_reported:
+        steps, losses = zip(*t.evaluation.series)
+        ax.plot(steps, losses, "o--", label="evaluation loss", markersize=3)
+    at = _step_before(t, self.evidence[0].line) if self.evidence else None
+    if at is not None:
+        ax.axvline(at, color="crimson", linestyle=":", label=f"line {self.evidence[0].line}: {self.class_}")
+    ax.set_xlabel("step" if by_step else "reading")
+    ax.set_ylabel("loss")
+    ax.set_title(f"{self.path or 'log'}: {self.class_} ({t.shape})", fontsize=9)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_classes(results: Any, ax: Any = None) -> Any:
+    """A bar chart of the classes of many diagnoses (a list or ``to_frame``'s
+    DataFrame), most frequent first. Returns the axes."""
+    plt = _pyplot()
+    frame = results if hasattr(results, "columns") else to_frame(results)
+    counts = frame["class"].fillna("(unreadable)").value_counts()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 0.3 * len(counts) + 1))
+    ax.barh(list(counts.index)[::-1], list(counts.values)[::-1])
+    ax.set_xlabel("logs")
+    return ax
+
+
+Diagnosis.plot = plot  # type: ignore[attr-defined]

@@ -1,0 +1,116 @@
+"""Many logs at once: diagnose_many, to_frame, the plots and the notebook example."""
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import matplotlib
+import pytest
+
+import gpudiag
+from conftest import EXAMPLES, ROOT
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture()
+def logs(tmp_path):
+    """The bundled examples, one of them gzip-compressed, and a checkpoint beside them."""
+    root = tmp_path / "logs"
+    shutil.copytree(EXAMPLES, root)
+    oom = root / "cuda_oom_trainer.log"
+    (root / "rank3").mkdir()
+    (root / "rank3" / "cuda_oom_trainer.log.gz").write_bytes(gzip.compress(oom.read_bytes()))
+    (root / "model.pt").write_bytes(b"PK\x03\x04\x00\x00weights")
+    return root
+
+
+def test_a_directory_is_diagnosed_in_path_order_as_one_by_one(logs):
+    results = gpudiag.diagnose_many(logs, jobs=4, progress=False)
+    files = sorted(p for p in logs.rglob("*") if p.is_file() and p.name != "model.pt")
+    assert [r.path for r in results] == [str(p) for p in files]
+    one_by_one = [gpudiag.diagnose(p) for p in files]
+    assert [r.to_json() for r in results] == [d.to_json() for d in one_by_one]
+    packed = str(logs / "rank3" / "cuda_oom_trainer.log.gz")
+    assert [(r.class_, r.input.compression) for r in results if r.path == packed] == [("cuda_oom", "gzip")]
+    assert [r.path for r in gpudiag.diagnose_many(logs, glob=["*.gz"], progress=False)] == [packed]
+
+
+def test_a_manifest_gives_paths_and_exit_codes_and_bad_rows_are_named(logs, tmp_path):
+    csv_manifest = tmp_path / "jobs.csv"
+    csv_manifest.write_text("path,exit_code,job_id\n"
+                            "logs/stopped_without_a_cause.log,137,17\n"
+                            "logs/missing.log,,18\n"
+                            "logs/segfault_srun.log,,19\n")
+    results = gpudiag.diagnose_many(csv_manifest, progress=False)
+    assert results[0].exit_code == 137 and results[0].class_ == "oom_killer"
+    assert isinstance(results[1], gpudiag.InputFailure)
+    assert results[1].path == str(tmp_path / "logs" / "missing.log") and "No such file" in results[1].error
+    assert results[2].class_ == "segfault"
+    jsonl = tmp_path / "jobs.jsonl"
+    jsonl.write_text("".join(json.dumps({"path": f"logs/{n}", "exit_code": c}) + "\n"
+                             for n, c in [("missing_module.log", 1), ("healthy_trainer.log", 0)]))
+    assert [r.class_ for r in gpudiag.diagnose_many(jsonl, jobs=1, progress=False)] == ["missing_module", "healthy"]
+    jsonl.write_text('{"path": "logs/segfault_srun.log"}\n{"exit_code": 1}\n')
+    with pytest.raises(ValueError, match=r"jobs.jsonl: row 2 has no 'path'"):
+        gpudiag.diagnose_many(jsonl)
+    csv_manifest.write_text("path,exit_code\nlogs/segfault_srun.log,killed\n")
+    with pytest.raises(ValueError, match=r"row 1: exit_code 'killed' is not an integer"):
+        gpudiag.diagnose_many(csv_manifest)
+    with pytest.raises(ValueError, match="neither a directory nor a manifest"):
+        gpudiag.diagnose_many(tmp_path / "logs" / "segfault_srun.log")
+
+
+def test_a_list_of_paths_bytes_and_pairs(logs):
+    oom = (logs / "cuda_oom_trainer.log").read_bytes()
+    results = gpudiag.diagnose_many([str(logs / "segfault_srun.log"), oom, (b"loading\n", -9), 42],
+                                    exit_code=1, progress=False)
+    assert [getattr(r, "class_", None) for r in results] == ["segfault", "cuda_oom", "oom_killer", None]
+    assert results[1].exit_code == 1 and results[2].exit_code == -9
+    assert isinstance(results[3], gpudiag.InputFailure) and "not int" in results[3].error
+
+
+def test_to_frame_has_one_row_per_log(logs):
+    results = gpudiag.diagnose_many([logs / "nccl_timeout_rank3.log", logs / "nope.log"], progress=False)
+    frame = gpudiag.to_frame(results)
+    assert list(frame.columns[:6]) == ["path", "class", "g15", "owner", "family", "confidence"]
+    first = frame.iloc[0]
+    d = results[0]
+    assert (first["class"], first["owner"], first["evidence_line"], first["steps"], first["last_loss"]) == (
+        d.class_, d.owner, d.evidence[0].line, d.trajectory.max_step, d.trajectory.last.loss)
+    assert first["rank"] == d.evidence[0].rank
+    assert frame["class"].isna().tolist() == [False, True] and "No such file" in frame.iloc[1]["error"]
+    assert str(frame["steps"].dtype) == "Int64"
+
+
+def test_plots_draw_the_trajectory_and_the_class_counts(logs):
+    d = gpudiag.diagnose(logs / "nccl_timeout_rank3.log")
+    ax = d.plot()
+    lines = ax.get_lines()
+    assert len(lines[0].get_xdata()) == len(d.trajectory.series)
+    marker = [line for line in lines if line.get_label().startswith("line ")]
+    assert marker and marker[0].get_label() == f"line {d.evidence[0].line}: nccl_timeout"
+    assert marker[0].get_xdata()[0] == d.trajectory.last.step
+    ax = gpudiag.plot_classes(gpudiag.diagnose_many(logs, progress=False))
+    assert sorted(t.get_text() for t in ax.get_yticklabels()) == sorted(
+        {"cuda_oom", "healthy", "missing_module", "nccl_timeout", "oom_killer", "segfault", "unknown"})
+
+
+def test_progress_bar_on_request(logs, capsys):
+    gpudiag.diagnose_many(logs, progress=True)
+    err = capsys.readouterr().err
+    total = len([p for p in logs.rglob("*") if p.is_file()]) - 1  # not the checkpoint
+    assert "diagnose" in err and f"{total}/{total}" in err
+
+
+def test_the_notebook_example_runs(tmp_path):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "notebook.py")], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "nccl_timeout" in r.stdout and "infra" in r.stdout
+    assert (tmp_path / "classes.png").stat().st_size > 0
+    assert (tmp_path / "trajectory.png").stat().st_size > 0
