@@ -67,7 +67,9 @@ void BM_DiagnoseCompressed(benchmark::State& state) {
   state.SetLabel(kNames[state.range(0)]);
   for (auto _ : state) {
     gpudiag::Diagnosis d = gpudiag::diagnose_bytes(rules(), stored);
-    if (d.bytes != text.size() || !d.input.damage.empty()) throw std::runtime_error("benchmark archive misread");
+    if (d.bytes != text.size() || !d.input.damage.empty())
+      throw std::runtime_error("benchmark archive misread: " + std::to_string(d.bytes) + " of " +
+                               std::to_string(text.size()) + " bytes, " + d.input.damage);
     benchmark::DoNotOptimize(d);
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));

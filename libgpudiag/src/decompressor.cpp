@@ -57,10 +57,12 @@ class Gzip final : public Decompressor::Codec {
     bool full = false;
     while (z_.avail_in > 0 || full) {
       taken = in.size() - z_.avail_in;
-      // A member follows a member only where the magic says so.
-      if (!in_member_ && z_.avail_in >= 2 && !(z_.next_in[0] == 0x1f && z_.next_in[1] == 0x8b))
-        return trailing("gzip");
-      in_member_ = true;
+      if (!in_member_) {
+        if (z_.avail_in == 0) break;  // a member ended with the output buffer full
+        // A member follows a member only where the magic says so.
+        if (z_.avail_in >= 2 && !(z_.next_in[0] == 0x1f && z_.next_in[1] == 0x8b)) return trailing("gzip");
+        in_member_ = true;
+      }
       z_.next_out = reinterpret_cast<Bytef*>(buffer_.data());
       z_.avail_out = kBuffer;
       const int rc = inflate(&z_, Z_NO_FLUSH);
@@ -101,6 +103,7 @@ class Zstd final : public Decompressor::Codec {
     bool full = false;
     while (input.pos < input.size || full) {
       ZSTD_outBuffer output{buffer_.data(), kBuffer, 0};
+      const std::size_t before = input.pos;
       const std::size_t rc = ZSTD_decompressStream(d_, &output, &input);
       if (ZSTD_isError(rc)) {
         taken = input.pos;
@@ -108,7 +111,8 @@ class Zstd final : public Decompressor::Codec {
       }
       emit(out, kBuffer - output.pos);
       full = output.pos == output.size;
-      pending_ = rc != 0;  // 0: a frame ended here
+      // 0: a frame ended here. A call that moved nothing says nothing new.
+      if (rc == 0 || input.pos > before || output.pos > 0) pending_ = rc != 0;
     }
     taken = in.size();
     return {};
@@ -134,6 +138,7 @@ class Bzip2 final : public Decompressor::Codec {
     while (s_.avail_in > 0 || full) {
       taken = in.size() - s_.avail_in;
       if (!in_member_) {
+        if (s_.avail_in == 0) break;  // a member ended with the output buffer full
         if (s_.avail_in >= 3 && std::memcmp(s_.next_in, "BZh", 3) != 0) return trailing("bzip2");
         char* next = s_.next_in;
         const unsigned avail = s_.avail_in;
@@ -141,8 +146,8 @@ class Bzip2 final : public Decompressor::Codec {
         init();
         s_.next_in = next;
         s_.avail_in = avail;
+        in_member_ = true;
       }
-      in_member_ = true;
       s_.next_out = buffer_.data();
       s_.avail_out = kBuffer;
       const int rc = BZ2_bzDecompress(&s_);

@@ -47,6 +47,20 @@ TEST_P(Compressed, ReadsAsItsText) {
   EXPECT_EQ(twice.input.damage, "");
 }
 
+// Text that ends exactly where the decoder's output buffer fills (64 KiB) is
+// whole, not cut short.
+TEST_P(Compressed, TextEndingAtABufferBoundaryIsWhole) {
+  for (std::size_t size : {std::size_t{1} << 16, std::size_t{4} << 16}) {
+    std::string text;
+    while (text.size() < size) text += "step " + std::to_string(text.size()) + " loss 1.0\n";
+    text.resize(size - 1);
+    text += '\n';
+    const Diagnosis d = diagnose_bytes(shipped_rules(), GetParam().compress(text));
+    EXPECT_EQ(d.input.damage, "") << size;
+    EXPECT_EQ(d.bytes, size);
+  }
+}
+
 // A file cut short is diagnosed up to where it ends, and says so.
 TEST_P(Compressed, TruncatedSaysWhereItBroke) {
   std::string text;
