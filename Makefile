@@ -16,7 +16,7 @@ DEB_LIBS := libhyperscan-dev libsimdjson-dev libboost-program-options-dev \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: demo test deps build python test-cpp test-python bench eval corpus clean
+.PHONY: demo test deps build python test-cpp test-python bench bench-batch eval corpus clean
 
 demo: build
 	@$(BUILD)/gpudiag diagnose corpus/examples/*.log
@@ -83,6 +83,9 @@ corpus: python $(CAPTURE_VENV)/bin/python
 
 bench: build
 	cd $(BUILD) && ./gpudiag_bench
+
+bench-batch: build python
+	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(VENV)/bin/python bench/batch_bench.py
 
 clean:
 	rm -rf $(BUILD) $(VENV)

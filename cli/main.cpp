@@ -1,3 +1,9 @@
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -13,6 +19,8 @@ Says why a GPU training job ended, quoting the log lines that show it.
 
 commands:
   diagnose FILE|DIR... diagnose training logs: files, directories, archives, '-' for stdin
+  batch INPUT...       reclassify many jobs into JSONL, CSV or Parquet, on every core
+                       (the Python package's: pip install 'gpudiag[batch]')
   rules list           list the rules in priority order
   rules check [DIR]    validate and compile rules, run their examples
   taxonomy             the classes gpudiag can report (--format markdown: docs/taxonomy.md)
@@ -30,6 +38,40 @@ exit status: 0 when it ran; 1 when an input could not be read (the others are
 still diagnosed) or a rule's example failed; 2 on a usage error or rules that
 do not load, in every command.
 )";
+
+// The interpreter that has the gpudiag package: $GPUDIAG_PYTHON, else the
+// python3 beside this binary (pip installs both into one bin/), else PATH's.
+std::string python() {
+  if (const char* p = std::getenv("GPUDIAG_PYTHON"); p && *p) return p;
+  std::error_code ec;
+  const auto beside = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "python3";
+  if (!ec && ::access(beside.c_str(), X_OK) == 0) return beside.string();
+  return "python3";
+}
+
+// Runs the package's batch command, or says how to get the package.
+constexpr const char* kBatch = R"(import sys
+try:
+    from gpudiag._batch import main
+except ImportError as e:
+    sys.exit(f"gpudiag batch: {sys.executable} cannot import the gpudiag package ({e}); "
+             "pip install 'gpudiag[batch]' there, or set GPUDIAG_PYTHON to an interpreter that has it")
+sys.exit(main(sys.argv[1:])))";
+
+// `gpudiag batch` is the Python package's (its Parquet output is pyarrow's):
+// this replaces the process with the interpreter running it.
+int run_batch(const std::vector<std::string>& args) {
+  const std::string interpreter = python();
+  std::vector<std::string> command{interpreter, "-c", kBatch};
+  command.insert(command.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : command) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::cerr << "gpudiag batch: cannot run " << interpreter << ": " << std::strerror(errno)
+            << " (set GPUDIAG_PYTHON to an interpreter with the gpudiag package)\n";
+  return gpudiag::cli::kUsage;
+}
 
 }  // namespace
 
@@ -52,6 +94,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (command == "diagnose") return gpudiag::cli::run_diagnose(rest);
+    if (command == "batch") return run_batch(rest);
     if (command == "rules") return gpudiag::cli::run_rules(rest);
     if (command == "taxonomy") return gpudiag::cli::run_taxonomy(rest);
   } catch (const std::exception& e) {

@@ -24,12 +24,20 @@ bool compressed(std::string_view head) {
   return false;
 }
 
+// A checkpoint, an executable, a core dump: an eighth of the first 8 KiB or
+// more are control bytes. Not any NUL byte, as ripgrep has it: a process
+// that crashes mid-write leaves NULs in its log, and those logs matter most.
 bool binary(const fs::path& file) {
   std::array<char, 8192> head;
   std::ifstream in(file, std::ios::binary);
   in.read(head.data(), head.size());
   const std::string_view read(head.data(), static_cast<std::size_t>(in.gcount()));
-  return !compressed(read) && read.find('\0') != read.npos;
+  if (compressed(read)) return false;
+  const auto control = std::count_if(read.begin(), read.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 && u != '\t' && u != '\n' && u != '\r' && u != '\f' && u != '\v' && u != '\b' && u != 0x1b;
+  });
+  return static_cast<std::size_t>(control) * 8 >= read.size() && !read.empty();
 }
 
 bool hidden(const fs::path& p) {

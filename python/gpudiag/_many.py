@@ -11,7 +11,8 @@ import json
 import os
 import pathlib
 import sys
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -131,19 +132,36 @@ def diagnose_many(sources: Union[str, "os.PathLike[str]", Iterable[Any]], *, job
     by default on a terminal or in a notebook.
     """
     tasks = _tasks(sources, exit_code, glob, hidden)
-    results: List[Optional[Result]] = [None] * len(tasks)
     bar = _progress(len(tasks), progress)
     try:
-        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-            futures = {pool.submit(_one, task, rules): i for i, task in enumerate(tasks)}
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
-                if bar is not None:
-                    bar.update(1)
+        return list(in_order(tasks, jobs, rules, bar))
     finally:
         if bar is not None:
             bar.close()
-    return [r for r in results if r is not None]
+
+
+def in_order(tasks: Sequence[Task], jobs: Optional[int], rules: Optional[RuleSet],
+             bar: Any = None) -> Iterator[Result]:
+    """The results of ``tasks`` in their order, diagnosed on ``jobs`` threads.
+    At most a few per thread are in flight or held for order, so memory stays
+    bounded however many tasks there are."""
+    workers = jobs or os.cpu_count() or 1
+    window = 4 * workers
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: "deque[Future[Result]]" = deque()
+        for task in tasks:
+            pending.append(pool.submit(_one, task, rules))
+            if len(pending) >= window:
+                yield _done(pending.popleft(), bar)
+        while pending:
+            yield _done(pending.popleft(), bar)
+
+
+def _done(future: "Future[Result]", bar: Any) -> Result:
+    result = future.result()
+    if bar is not None:
+        bar.update(1)
+    return result
 
 
 def _row(r: Result) -> dict:

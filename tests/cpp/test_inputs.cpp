@@ -199,7 +199,9 @@ TEST(Directories, ListsTheLogsBelow) {
   write_file(root / ".cache" / "x.log", kLog);
   write_file(root / ".hidden.log", kLog);
   write_file(root / "model.pt", std::string("PK\x03\x04\0\0weights", 13));
-  write_file(root / "job.err", "slurmstepd: error: *** JOB 42 ON node-3 CANCELLED ***\n");
+  // A crashed process's log with a NUL in it is a log.
+  write_file(root / "job.err", std::string("Bus error\n") + '\0' + "Traceback (most recent call last):\n" +
+                                   "slurmstepd: error: *** JOB 42 ON node-3 CANCELLED ***\n");
   FileListing all = list_logs(root);
   std::vector<std::filesystem::path> expect{root / "job.err", root / "rank0" / "out.log.gz", root / "rank1" / "out.log"};
   EXPECT_EQ(all.files, expect);

@@ -7,9 +7,10 @@
 namespace gpudiag {
 
 // Which files of a directory are logs, ripgrep-style: every file below it,
-// recursively, but hidden ones (a name starting with '.') and binary ones (a
-// NUL byte in the first 8 KiB of a file that is not a compressed archive: a
-// checkpoint, a core dump). Globs narrow the set: "*.log" keeps only files so
+// recursively, but hidden ones (a name starting with '.') and binary ones (an
+// eighth or more of the first 8 KiB control bytes, in a file that is not a
+// compressed archive: a checkpoint, a core dump; a crashed process's log with
+// a few NULs in it is a log). Globs narrow the set: "*.log" keeps only files so
 // named, "!*.tmp" drops those; a glob with a '/' is matched against the path
 // below the directory, one without against the file name. The last glob a
 // file matches decides; with any keeping glob, a file matching none is left.
