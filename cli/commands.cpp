@@ -113,6 +113,21 @@ std::vector<std::string> expand_operands(const std::vector<std::string>& operand
   return files;
 }
 
+// The logs below `dir`, as one job. What could not be listed is said on
+// stderr and makes the status 1.
+Diagnosis diagnose_directory_as_job(const std::shared_ptr<const RuleSet>& rules, const std::string& dir,
+                                    const FileFilter& filter, const DiagnoseOptions& options, int& status) {
+  FileListing listing = list_logs(dir, filter);
+  for (const std::string& problem : listing.problems) {
+    std::cerr << "gpudiag: " << problem << "\n";
+    status = kInputFailed;
+  }
+  if (listing.files.empty()) throw InputError(dir + ": no log files in it");
+  Diagnosis d = diagnose_job(rules, listing.files, options);
+  d.path = dir;
+  return d;
+}
+
 }  // namespace
 
 int run_diagnose(const std::vector<std::string>& args) {
@@ -141,6 +156,9 @@ int run_diagnose(const std::vector<std::string>& args) {
        "leaves them out; repeatable, the last match decides. A GLOB with a '/' is "
        "matched against the path below DIR, one without against the file name")
       ("hidden", "in a DIR, read hidden files and directories too")
+      ("job", "each DIR is one job: its files (per-rank or per-node logs: rank3.log, "
+              "4714782-3.out, torchrun's --log-dir) are merged into one timeline by the times "
+              "their lines state, lines without a rank tagged with the file's, and diagnosed as one log")
       ("rules,r", po::value<std::string>(), "a directory of rule files to use instead of the shipped rules")
       ("color", po::value<std::string>()->default_value("auto"), "auto, always or never")
       ("no-cache", "compile the rules without reading or writing the on-disk cache");
@@ -186,13 +204,23 @@ int run_diagnose(const std::vector<std::string>& args) {
   if (vm.count("glob")) filter.globs = vm["glob"].as<std::vector<std::string>>();
   filter.hidden = vm.count("hidden") > 0;
   int status = kOk;
-  const std::vector<std::string> files = expand_operands(vm["file"].as<std::vector<std::string>>(), filter, status);
+  const bool job = vm.count("job") > 0;
+  const std::vector<std::string> operands = vm["file"].as<std::vector<std::string>>();
+  if (job) {
+    for (const std::string& o : operands)
+      if (std::error_code ec; !std::filesystem::is_directory(o, ec)) {
+        std::cerr << "gpudiag diagnose: --job takes directories, one job each; '" << o << "' is not one\n";
+        return kUsage;
+      }
+  }
+  const std::vector<std::string> files = job ? operands : expand_operands(operands, filter, status);
   bool first = true;
   if (format == "json") std::cout << "[\n";
   for (const auto& file : files) {
     std::string rendered;
     try {
-      Diagnosis d = diagnose_file(rules, file, options);
+      Diagnosis d = job ? diagnose_directory_as_job(rules, file, filter, options, status)
+                        : diagnose_file(rules, file, options);
       if (!d.input.damage.empty()) {
         std::cerr << "gpudiag: " << file << ": " << d.input.compression << " data: " << d.input.damage
                   << " (byte " << d.input.damage_at << " of the file); diagnosed the " << d.lines

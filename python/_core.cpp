@@ -283,6 +283,19 @@ PYBIND11_MODULE(_core, m) {
       py::arg("text_cap") = DiagnoseOptions{}.text_cap);
 
   m.def(
+      "diagnose_job",
+      [](std::shared_ptr<RuleSet> rules, std::vector<std::filesystem::path> paths, std::optional<int> exit_code,
+         std::size_t chunk_size, std::size_t text_cap, std::string name) {
+        py::gil_scoped_release release;
+        Diagnosis d = diagnose_job(rules, paths, make_options(exit_code, chunk_size, text_cap));
+        d.path = std::move(name);
+        return d;
+      },
+      py::arg("rules"), py::arg("paths"), py::arg("exit_code") = py::none(),
+      py::arg("chunk_size") = DiagnoseOptions{}.chunk_size,
+      py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("name") = std::string());
+
+  m.def(
       "list_logs",
       [](std::filesystem::path dir, std::vector<std::string> globs, bool hidden) {
         FileListing listing;

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Optional, Union
+from typing import Iterable, Optional, Union
 
 from . import _core
 from ._rules import RuleSet, default_rules
@@ -40,3 +40,28 @@ def diagnose(source: Source, exit_code: Optional[int] = None,
         raise TypeError(
             "gpudiag.diagnose() takes a path (os.PathLike), bytes-like object or str, "
             f"not {type(source).__name__}") from None
+
+
+def diagnose_job(files: Union["os.PathLike[str]", str, Iterable[Union["os.PathLike[str]", str]]],
+                 exit_code: Optional[int] = None, rules: Optional[RuleSet] = None, *,
+                 glob: Iterable[str] = (), hidden: bool = False, text_cap: int = 1024) -> Diagnosis:
+    """Diagnose one job from its many files (per-rank or per-node logs).
+
+    ``files`` is a directory (its logs, listed as ``gpudiag diagnose DIR``
+    lists them; ``glob`` and ``hidden`` as there) or the paths themselves.
+    Their lines are merged into one timeline by the times they state, each
+    line without a rank tagged with the rank its file's name gives
+    (``rank3.log``, Slurm's ``%j-%t.out``, torchrun's ``attempt_0/3/stderr.log``),
+    and diagnosed as one log; ``path`` is the directory, when one was given.
+    """
+    ruleset = (rules or default_rules())._native
+    directory = os.fspath(files) if isinstance(files, (str, os.PathLike)) else None
+    if directory is not None:
+        paths, _, problems = _core.list_logs(directory, list(glob), hidden)
+        if problems:
+            raise OSError("; ".join(problems))
+        if not paths:
+            raise _core.InputError(f"{directory}: no log files in it")
+    else:
+        paths = tuple(os.fspath(p) for p in files)
+    return _core.diagnose_job(ruleset, list(paths), exit_code, text_cap=text_cap, name=directory or "")

@@ -216,3 +216,65 @@ TEST(Directories, ListsTheLogsBelow) {
 
 }  // namespace
 }  // namespace gpudiag::testing
+
+namespace gpudiag::testing {
+namespace {
+
+// Eight ranks' logs, each line timed, none tagged with its rank: rank 5 runs
+// out of memory at 10:05, rank 1 hits an illegal memory access at 10:07, the
+// others' collectives time out at 10:15: in file order, the timeouts and rank
+// 1 come first.
+std::string job_log(int rank) {
+  std::string log;
+  for (int minute = 0; minute < 5; ++minute)
+    log += "2026-11-23 10:0" + std::to_string(minute) + ":00,000 - INFO - step " + std::to_string(minute * 100) +
+           " loss " + std::to_string(5.0 - minute * 0.5) + "\n";
+  if (rank == 5)
+    return log + "2026-11-23 10:05:00,000 - ERROR - torch.OutOfMemoryError: CUDA out of memory. Tried to "
+                 "allocate 2.00 GiB. GPU 5 has a total capacity of 79.15 GiB of which 1.20 GiB is free.\n";
+  if (rank == 1)
+    return log + "2026-11-23 10:07:00,000 - ERROR - RuntimeError: CUDA error: an illegal memory access was encountered\n";
+  return log + "2026-11-23 10:15:00,000 - ERROR - [Rank " + std::to_string(rank) +
+         "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=512, OpType=ALLREDUCE, "
+         "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600009 milliseconds before timing out.\n";
+}
+
+void write_job(const std::filesystem::path& dir) {
+  for (int rank = 0; rank < 8; ++rank)
+    write_file(dir / ("rank" + std::to_string(rank) + ".log"), rank == 2 ? gzip(job_log(rank)) : job_log(rank));
+}
+
+TEST(Jobs, RankFromTheFileName) {
+  EXPECT_EQ(rank_from_path("logs/rank3.log"), 3);
+  EXPECT_EQ(rank_from_path("rank_03.out"), 3);
+  EXPECT_EQ(rank_from_path("worker-rank-12.txt"), 12);
+  EXPECT_EQ(rank_from_path("4714782-3.out"), 3);
+  EXPECT_EQ(rank_from_path("run/attempt_0/5/stderr.log"), 5);
+  EXPECT_EQ(rank_from_path("node-3.out"), std::nullopt);
+  EXPECT_EQ(rank_from_path("train.log"), std::nullopt);
+}
+
+// One timeline across the files: the first failure in time decides, on its
+// rank, whatever the order of the files; a file read alone says otherwise.
+TEST(Jobs, TheFirstFailureInTimeDecides) {
+  TempDir dir;
+  write_job(dir.path());
+  std::vector<std::filesystem::path> files = list_logs(dir.path()).files;
+  ASSERT_EQ(files.size(), 8u);
+  const Diagnosis d = diagnose_job(shipped_rules(), files);
+  EXPECT_EQ(d.cls, "cuda_oom");
+  ASSERT_FALSE(d.evidence.empty());
+  EXPECT_EQ(d.evidence.front().rank, 5);
+  EXPECT_NE(d.evidence.front().text.find("[rank5]: 2026-11-23 10:05:00"), std::string::npos) << d.evidence.front().text;
+  EXPECT_EQ(d.lines, 8u * 6);
+  std::reverse(files.begin(), files.end());
+  EXPECT_EQ(diagnose_job(shipped_rules(), files).cls, "cuda_oom");
+  // The files one after another, as `cat` joins them, tell another story.
+  std::string joined;
+  for (int rank = 0; rank < 8; ++rank) joined += job_log(rank);
+  EXPECT_NE(diagnose_bytes(shipped_rules(), joined).cls, "cuda_oom");
+  EXPECT_THROW(diagnose_job(shipped_rules(), {dir.path() / "missing.log"}), InputError);
+}
+
+}  // namespace
+}  // namespace gpudiag::testing

@@ -192,3 +192,19 @@ def test_every_bundled_example_reads_as_its_index_says(cli, cache_env):
     logged = [f for f in lookalikes["findings"] if f["reason"] == "below_severity"]
     assert {f["class"] for f in logged} >= {"env_error", "file_not_found"}
     assert all(f["evidence"]["severity"] == "warning" for f in logged)
+
+
+def test_a_job_directory_is_one_diagnosis(cli, cache_env, tmp_path):
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "rank0.log").write_text("2026-11-23 10:15:00,000 - ERROR - [Rank 0] Watchdog caught collective operation "
+                                   "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                                   "Timeout(ms)=600000) ran for 600009 milliseconds before timing out.\n")
+    (job / "rank1.log").write_text("2026-11-23 10:05:00,000 - ERROR - RuntimeError: CUDA error: an illegal memory "
+                                   "access was encountered\n")
+    r = run(cli, "diagnose", "--job", "-f", "jsonl", str(job), env=cache_env)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert (d["path"], d["class"], d["evidence"][0]["rank"], d["lines"]) == (str(job), "cuda_runtime", 1, 2)
+    r = run(cli, "diagnose", "--job", str(job / "rank0.log"), env=cache_env)
+    assert r.returncode == 2 and "--job takes directories" in r.stderr.decode()

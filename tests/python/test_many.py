@@ -114,3 +114,32 @@ def test_the_notebook_example_runs(tmp_path):
     assert "nccl_timeout" in r.stdout and "infra" in r.stdout
     assert (tmp_path / "classes.png").stat().st_size > 0
     assert (tmp_path / "trajectory.png").stat().st_size > 0
+
+
+def _job(root):
+    """Four ranks' logs, timed, untagged: rank 2 runs out of memory first; in
+    file order, rank 0's collective timeout comes first."""
+    root.mkdir()
+    for rank in range(4):
+        lines = [f"2026-11-23 10:0{m}:00,000 - INFO - step {m * 100} loss {5 - m / 2}" for m in range(5)]
+        if rank == 2:
+            lines.append("2026-11-23 10:05:00,000 - ERROR - torch.OutOfMemoryError: CUDA out of memory. "
+                         "Tried to allocate 2.00 GiB. GPU 2 has a total capacity of 79.15 GiB of which 1.20 GiB is free.")
+        else:
+            lines.append(f"2026-11-23 10:15:00,000 - ERROR - [Rank {rank}] Watchdog caught collective operation "
+                         "timeout: WorkNCCL(SeqNum=512, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                         "Timeout(ms)=600000) ran for 600009 milliseconds before timing out.")
+        (root / f"4714782-{rank}.out").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_a_job_is_one_diagnosis_over_one_timeline(tmp_path):
+    root = _job(tmp_path / "job")
+    d = gpudiag.diagnose_job(root)
+    assert (d.path, d.class_, d.evidence[0].rank) == (str(root), "cuda_oom", 2)
+    assert d.evidence[0].text.startswith("[rank2]: 2026-11-23 10:05:00")
+    assert gpudiag.diagnose_job(sorted(root.iterdir())).class_ == "cuda_oom"
+    joined = b"".join(p.read_bytes() for p in sorted(root.iterdir()))
+    assert gpudiag.diagnose(joined).class_ != "cuda_oom"  # the files one after another
+    with pytest.raises(gpudiag.InputError, match="no log files"):
+        gpudiag.diagnose_job(root, glob=["*.nothing"])

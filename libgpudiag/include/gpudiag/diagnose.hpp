@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 #include "gpudiag/diagnosis.hpp"
 #include "gpudiag/rules.hpp"
@@ -51,6 +52,20 @@ Diagnosis diagnose_bytes(std::shared_ptr<const RuleSet> rules, std::string_view 
 // Reads the file in constant memory; "-" reads standard input.
 Diagnosis diagnose_file(std::shared_ptr<const RuleSet> rules, const std::filesystem::path& path,
                         const DiagnoseOptions& options = {});
+// One job from many files (per-rank or per-node logs): their lines merged
+// into one timeline, by the times the lines state (a line without one goes
+// with the line before it; files whose times are of different forms, or
+// none, follow in the order given), each line that carries no rank tagged
+// with the rank the file's name gives (rank_from_path), and diagnosed as one
+// log. Each file is read as diagnose_file reads it, in constant memory.
+Diagnosis diagnose_job(std::shared_ptr<const RuleSet> rules, const std::vector<std::filesystem::path>& files,
+                       const DiagnoseOptions& options = {});
+
+// The rank a log's file name gives, where it gives one: `rank3.log`,
+// `rank_03.out`, Slurm's `%j-%t.out` (`4714782-3.out`: job id, task id), a
+// torchrun --log-dir file (`attempt_0/3/stderr.log`: the local rank).
+std::optional<int> rank_from_path(const std::filesystem::path& path);
+
 // Reads until end of file from an open descriptor; `name` appears in errors.
 Diagnosis diagnose_fd(std::shared_ptr<const RuleSet> rules, int fd, std::string_view name,
                       const DiagnoseOptions& options = {});
