@@ -149,6 +149,11 @@ int run_diagnose(const std::vector<std::string>& args) {
       ("help,h", "show this help")
       ("exit-code", po::value<int>(),
        "the job's exit status (e.g. -9, 137, 1); it counts as evidence and applies to every FILE")
+      ("sacct", po::value<std::string>(),
+       "the scheduler's record of the job: Slurm's 'sacct --json -j ID', 'sacct -P -j ID' or "
+       "'scontrol show job ID' output, saved to a file. Its state (TIMEOUT, NODE_FAIL, "
+       "PREEMPTED, CANCELLED, OUT_OF_MEMORY, COMPLETED) counts as evidence, read as a line "
+       "after the log's last; its exit code stands in for --exit-code. Applies to every FILE")
       ("format,f", po::value<std::string>()->default_value("text"),
        "text (for a terminal), json (one array) or jsonl (one object per line)")
       ("glob,g", po::value<std::vector<std::string>>()->composing(),
@@ -199,6 +204,14 @@ int run_diagnose(const std::vector<std::string>& args) {
 
   DiagnoseOptions options;
   if (vm.count("exit-code")) options.exit_code = vm["exit-code"].as<int>();
+  if (vm.count("sacct")) {
+    try {
+      options.scheduler = read_scheduler_record(vm["sacct"].as<std::string>());
+    } catch (const InputError& e) {
+      std::cerr << "gpudiag diagnose: --sacct " << e.what() << "\n";
+      return kUsage;
+    }
+  }
   TextStyle style{want_color(color)};
   FileFilter filter;
   if (vm.count("glob")) filter.globs = vm["glob"].as<std::vector<std::string>>();

@@ -49,10 +49,11 @@ py::tuple series_tuple(const std::vector<R>& series, double R::*value) {
   return py::tuple(out);
 }
 
-DiagnoseOptions make_options(std::optional<int> exit_code, std::size_t chunk_size,
-                             std::size_t text_cap) {
+DiagnoseOptions make_options(std::optional<int> exit_code, std::size_t chunk_size, std::size_t text_cap,
+                             const std::optional<std::filesystem::path>& scheduler) {
   DiagnoseOptions o;
   o.exit_code = exit_code;
+  if (scheduler) o.scheduler = read_scheduler_record(*scheduler);
   o.chunk_size = chunk_size;
   o.text_cap = text_cap;
   return o;
@@ -262,38 +263,40 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "diagnose_buffer",
       [](std::shared_ptr<RuleSet> rules, py::object buffer, std::optional<int> exit_code,
-         std::size_t chunk_size, std::size_t text_cap) {
+         std::size_t chunk_size, std::size_t text_cap, std::optional<std::filesystem::path> scheduler) {
         BufferView view(buffer);
         py::gil_scoped_release release;
-        return diagnose_bytes(rules, view.bytes(), make_options(exit_code, chunk_size, text_cap));
+        return diagnose_bytes(rules, view.bytes(), make_options(exit_code, chunk_size, text_cap, scheduler));
       },
       py::arg("rules"), py::arg("buffer"), py::arg("exit_code") = py::none(),
       py::arg("chunk_size") = DiagnoseOptions{}.chunk_size,
-      py::arg("text_cap") = DiagnoseOptions{}.text_cap);
+      py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("scheduler") = py::none());
 
   m.def(
       "diagnose_path",
       [](std::shared_ptr<RuleSet> rules, std::filesystem::path path, std::optional<int> exit_code,
-         std::size_t chunk_size, std::size_t text_cap) {
+         std::size_t chunk_size, std::size_t text_cap, std::optional<std::filesystem::path> scheduler) {
         py::gil_scoped_release release;
-        return diagnose_file(rules, path, make_options(exit_code, chunk_size, text_cap));
+        return diagnose_file(rules, path, make_options(exit_code, chunk_size, text_cap, scheduler));
       },
       py::arg("rules"), py::arg("path"), py::arg("exit_code") = py::none(),
       py::arg("chunk_size") = DiagnoseOptions{}.chunk_size,
-      py::arg("text_cap") = DiagnoseOptions{}.text_cap);
+      py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("scheduler") = py::none());
 
   m.def(
       "diagnose_job",
       [](std::shared_ptr<RuleSet> rules, std::vector<std::filesystem::path> paths, std::optional<int> exit_code,
-         std::size_t chunk_size, std::size_t text_cap, std::string name) {
+         std::size_t chunk_size, std::size_t text_cap, std::string name,
+         std::optional<std::filesystem::path> scheduler) {
         py::gil_scoped_release release;
-        Diagnosis d = diagnose_job(rules, paths, make_options(exit_code, chunk_size, text_cap));
+        Diagnosis d = diagnose_job(rules, paths, make_options(exit_code, chunk_size, text_cap, scheduler));
         d.path = std::move(name);
         return d;
       },
       py::arg("rules"), py::arg("paths"), py::arg("exit_code") = py::none(),
       py::arg("chunk_size") = DiagnoseOptions{}.chunk_size,
-      py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("name") = std::string());
+      py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("name") = std::string(),
+      py::arg("scheduler") = py::none());
 
   m.def(
       "list_logs",

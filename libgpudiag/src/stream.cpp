@@ -63,6 +63,7 @@ struct Stream::Impl {
         container([this](std::string_view text) { cut(text); }, std::max<std::size_t>(o.chunk_size, kMaxRecord)),
         decompressor([this](std::string_view text) { container.write(text); }) {
     if (options.chunk_size < 64) options.chunk_size = 64;
+    if (!options.exit_code && options.scheduler) options.exit_code = options.scheduler->exit_status();
     carry.reserve(options.chunk_size);
   }
 
@@ -107,6 +108,11 @@ struct Stream::Impl {
     finished = true;
     decompressor.finish();
     container.finish();
+    if (options.scheduler) {
+      // The scheduler's record is the last word on the job, after the log's.
+      if (!carry.empty()) cut("\n");
+      cut(options.scheduler->render());
+    }
     if (!carry.empty()) scanner.scan(carry);
     scanner.finish();  // carry stays alive: end-of-data matches may point into it
     carry.clear();

@@ -27,7 +27,10 @@ EPILOG = """\
 inputs:
   DIR              every log below it, as 'gpudiag diagnose DIR' lists them
   MANIFEST         a .csv or .jsonl file with a 'path' column (relative to the
-                   manifest) and an optional 'exit_code' column
+                   manifest), an optional 'exit_code' column and an optional
+                   'sacct' column: a file with the job's scheduler record
+                   (sacct --json, sacct -P, scontrol show job), whose state
+                   counts as evidence
   FILE             one log (compressed, container records: as 'diagnose' reads them)
 
 output:
@@ -211,7 +214,7 @@ def _all_tasks(inputs: Sequence[str], exit_code: Optional[int], glob: Sequence[s
         if path.is_dir() or (path.suffix in (".csv", ".jsonl") and path.is_file()):
             tasks.extend(_tasks(path, exit_code, glob, hidden))
         else:
-            tasks.append((path, exit_code))
+            tasks.append((path, exit_code, None))
     return tasks
 
 

@@ -14,7 +14,8 @@ Source = Union["os.PathLike[str]", bytes, bytearray, memoryview, str]
 
 
 def diagnose(source: Source, exit_code: Optional[int] = None,
-             rules: Optional[RuleSet] = None, *, text_cap: int = 1024) -> Diagnosis:
+             rules: Optional[RuleSet] = None, *, scheduler: Optional["os.PathLike[str] | str"] = None,
+             text_cap: int = 1024) -> Diagnosis:
     """Diagnose one training log.
 
     ``source`` is a path (``pathlib.Path`` or any ``os.PathLike``), the log's
@@ -22,12 +23,16 @@ def diagnose(source: Source, exit_code: Optional[int] = None,
     mmap; read in place, not copied) or its text as ``str``. ``exit_code`` is
     the job's exit status (negative for a signal, as subprocess reports it, or
     128 + signal as a shell does) and counts as evidence. ``rules`` defaults to
-    the shipped rules. The GIL is released while the log is scanned.
+    the shipped rules. ``scheduler`` is a file holding the scheduler's record
+    of the job (Slurm's ``sacct --json``, ``sacct -P`` or ``scontrol show job``
+    output): its state counts as evidence and its exit status stands in for
+    ``exit_code``. The GIL is released while the log is scanned.
     """
     ruleset = (rules or default_rules())._native
+    record = os.fspath(scheduler) if scheduler is not None else None
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
-        return _core.diagnose_path(ruleset, path, exit_code, text_cap=text_cap)
+        return _core.diagnose_path(ruleset, path, exit_code, text_cap=text_cap, scheduler=record)
     if isinstance(source, str):
         if "\n" not in source and len(source) < 4096 and os.path.isfile(source):
             warnings.warn(
@@ -35,7 +40,7 @@ def diagnose(source: Source, exit_code: Optional[int] = None,
                 "to diagnose the file it names", stacklevel=2)
         source = source.encode("utf-8", "surrogateescape")
     try:
-        return _core.diagnose_buffer(ruleset, source, exit_code, text_cap=text_cap)
+        return _core.diagnose_buffer(ruleset, source, exit_code, text_cap=text_cap, scheduler=record)
     except TypeError:
         raise TypeError(
             "gpudiag.diagnose() takes a path (os.PathLike), bytes-like object or str, "
@@ -44,7 +49,8 @@ def diagnose(source: Source, exit_code: Optional[int] = None,
 
 def diagnose_job(files: Union["os.PathLike[str]", str, Iterable[Union["os.PathLike[str]", str]]],
                  exit_code: Optional[int] = None, rules: Optional[RuleSet] = None, *,
-                 glob: Iterable[str] = (), hidden: bool = False, text_cap: int = 1024) -> Diagnosis:
+                 glob: Iterable[str] = (), hidden: bool = False,
+                 scheduler: Optional["os.PathLike[str] | str"] = None, text_cap: int = 1024) -> Diagnosis:
     """Diagnose one job from its many files (per-rank or per-node logs).
 
     ``files`` is a directory (its logs, listed as ``gpudiag diagnose DIR``
@@ -53,6 +59,7 @@ def diagnose_job(files: Union["os.PathLike[str]", str, Iterable[Union["os.PathLi
     line without a rank tagged with the rank its file's name gives
     (``rank3.log``, Slurm's ``%j-%t.out``, torchrun's ``attempt_0/3/stderr.log``),
     and diagnosed as one log; ``path`` is the directory, when one was given.
+    ``scheduler`` as for ``diagnose``.
     """
     ruleset = (rules or default_rules())._native
     directory = os.fspath(files) if isinstance(files, (str, os.PathLike)) else None
@@ -64,4 +71,5 @@ def diagnose_job(files: Union["os.PathLike[str]", str, Iterable[Union["os.PathLi
             raise _core.InputError(f"{directory}: no log files in it")
     else:
         paths = tuple(os.fspath(p) for p in files)
-    return _core.diagnose_job(ruleset, list(paths), exit_code, text_cap=text_cap, name=directory or "")
+    return _core.diagnose_job(ruleset, list(paths), exit_code, text_cap=text_cap, name=directory or "",
+                              scheduler=os.fspath(scheduler) if scheduler is not None else None)

@@ -32,7 +32,8 @@ class InputFailure:
 
 
 Result = Union[Diagnosis, InputFailure]
-Task = Tuple[Source, Optional[int]]
+# A source, its exit code and the file of its scheduler record.
+Task = Tuple[Source, Optional[int], Optional[pathlib.Path]]
 
 _MANIFEST_SUFFIXES = (".csv", ".jsonl")
 
@@ -51,7 +52,8 @@ def _manifest_rows(path: pathlib.Path) -> Iterator[dict]:
 
 
 def _read_manifest(path: pathlib.Path) -> List[Task]:
-    """A manifest's rows: ``path`` (relative to the manifest) and an optional ``exit_code``."""
+    """A manifest's rows: ``path`` (relative to the manifest), an optional
+    ``exit_code`` and an optional ``sacct`` (a scheduler record's file, relative too)."""
     tasks: List[Task] = []
     for number, row in enumerate(_manifest_rows(path), 1):
         if not row.get("path"):
@@ -61,7 +63,8 @@ def _read_manifest(path: pathlib.Path) -> List[Task]:
             exit_code = None if code in (None, "") else int(code)
         except ValueError:
             raise ValueError(f"{path}: row {number}: exit_code {code!r} is not an integer") from None
-        tasks.append((path.parent / row["path"], exit_code))
+        record = row.get("sacct")
+        tasks.append((path.parent / row["path"], exit_code, path.parent / record if record else None))
     return tasks
 
 
@@ -72,7 +75,7 @@ def _tasks(sources: Any, exit_code: Optional[int], glob: Sequence[str], hidden: 
             files, _, problems = _core.list_logs(str(root), list(glob), hidden)
             if problems:
                 raise OSError("; ".join(problems))
-            return [(pathlib.Path(f), exit_code) for f in files]
+            return [(pathlib.Path(f), exit_code, None) for f in files]
         if root.suffix in _MANIFEST_SUFFIXES and root.is_file():
             return _read_manifest(root)
         raise ValueError(f"{root}: neither a directory nor a manifest (.csv, .jsonl); "
@@ -81,9 +84,9 @@ def _tasks(sources: Any, exit_code: Optional[int], glob: Sequence[str], hidden: 
     for item in sources:
         if isinstance(item, tuple):
             source, code = item
-            tasks.append((source, code))
+            tasks.append((source, code, None))
         else:
-            tasks.append((pathlib.Path(item) if isinstance(item, str) else item, exit_code))
+            tasks.append((pathlib.Path(item) if isinstance(item, str) else item, exit_code, None))
     return tasks
 
 
@@ -92,9 +95,9 @@ def _label(source: Source) -> str:
 
 
 def _one(task: Task, rules: Optional[RuleSet]) -> Result:
-    source, exit_code = task
+    source, exit_code, record = task
     try:
-        return diagnose(source, exit_code, rules)
+        return diagnose(source, exit_code, rules, scheduler=record)
     except (OSError, TypeError, ValueError) as e:
         return InputFailure(_label(source), str(e), exit_code)
 
@@ -125,7 +128,8 @@ def diagnose_many(sources: Union[str, "os.PathLike[str]", Iterable[Any]], *, job
     ``sources`` is a directory (every log below it, as ``gpudiag diagnose DIR``
     lists them: ``glob`` and ``hidden`` as its ``--glob`` and ``--hidden``), a
     manifest (``.csv`` or ``.jsonl`` with a ``path`` column, relative to the
-    manifest, and an optional ``exit_code``), or an iterable of paths, bytes
+    manifest, an optional ``exit_code`` and an optional ``sacct``: the file of
+    the job's scheduler record, as ``diagnose`` takes it), or an iterable of paths, bytes
     or ``(source, exit_code)`` pairs. ``exit_code`` applies to every source that
     has none of its own. An input that cannot be read is an ``InputFailure`` in
     its place; the others are still diagnosed. ``progress``: a tqdm bar, shown

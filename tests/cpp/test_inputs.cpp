@@ -278,3 +278,88 @@ TEST(Jobs, TheFirstFailureInTimeDecides) {
 
 }  // namespace
 }  // namespace gpudiag::testing
+
+namespace gpudiag::testing {
+namespace {
+
+const char* kSacctJson23 = R"({"jobs":[{"job_id":4714782,"name":"train","nodes":"gpu-[01-04]","restart_cnt":1,
+  "state":{"current":["NODE_FAIL"],"reason":"None"},
+  "exit_code":{"status":["SIGNALED"],"return_code":{"set":true,"infinite":false,"number":0},
+               "signal":{"id":{"set":true,"infinite":false,"number":9},"name":"KILL"}},
+  "time":{"elapsed":3725,"limit":{"set":true,"infinite":false,"number":240}},"steps":[]}]})";
+const char* kSacctJson21 = R"({"jobs":[{"job_id":4714782,"nodes":"gpu-01","state":{"current":"TIMEOUT","reason":"None"},
+  "exit_code":{"status":"SIGNALED","return_code":0,"signal":{"signal_id":15,"name":"TERM"}},
+  "time":{"elapsed":14407,"limit":240}}]})";
+const char* kSacctParsable =
+    "JobID|JobName|State|ExitCode|Elapsed|Timelimit|NodeList\n"
+    "4714782|train|CANCELLED by 1021|0:15|1-02:03:04|2-00:00:00|gpu-[01-04]\n"
+    "4714782.batch|batch|CANCELLED|0:15|1-02:03:04||gpu-01\n";
+const char* kScontrol =
+    "JobId=4714782 JobName=train\n   UserId=user(1021) GroupId=user(1021)\n"
+    "   JobState=PREEMPTED Reason=None Dependency=(null)\n   Requeue=1 Restarts=2 BatchFlag=1 ExitCode=0:15\n"
+    "   RunTime=00:42:10 TimeLimit=04:00:00 TimeMin=N/A\n   NodeList=gpu-[03-04]\n";
+
+TEST(SchedulerRecords, EachFormReadsAsOneRecord) {
+  const SchedulerRecord a = parse_scheduler_record(kSacctJson23, "a.json");
+  EXPECT_EQ(a.source, "sacct --json");
+  EXPECT_EQ(a.state, "NODE_FAIL");
+  EXPECT_EQ(a.exit_status(), -9);
+  EXPECT_EQ(a.limit_seconds, 240 * 60);
+  EXPECT_EQ(a.render(), "slurm record (sacct --json): JobId=4714782 JobState=NODE_FAIL ExitCode=0:9 RunTime=01:02:05 "
+                        "TimeLimit=04:00:00 NodeList=gpu-[01-04] Restarts=1\n");
+  const SchedulerRecord b = parse_scheduler_record(kSacctJson21, "b.json");
+  EXPECT_EQ(b.state, "TIMEOUT");
+  EXPECT_EQ(b.exit_status(), -15);
+  EXPECT_EQ(b.elapsed_seconds, 14407);
+  const SchedulerRecord c = parse_scheduler_record(kSacctParsable, "c.txt");
+  EXPECT_EQ(c.source, "sacct -P");
+  EXPECT_EQ(c.state, "CANCELLED");
+  EXPECT_EQ(c.elapsed_seconds, 86400 + 2 * 3600 + 3 * 60 + 4);
+  EXPECT_EQ(c.limit_seconds, 2 * 86400);
+  const SchedulerRecord d = parse_scheduler_record(kScontrol, "d.txt");
+  EXPECT_EQ(d.source, "scontrol show job");
+  EXPECT_EQ(d.state, "PREEMPTED");
+  EXPECT_EQ(d.restarts, 2);
+  EXPECT_EQ(d.nodes, "gpu-[03-04]");
+}
+
+TEST(SchedulerRecords, WhatIsNoRecordIsNamed) {
+  auto problem = [](const std::string& text) {
+    try {
+      parse_scheduler_record(text, "rec.txt");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(problem(""), "rec.txt: empty: no scheduler record");
+  EXPECT_EQ(problem("hello\n"), "rec.txt: not a scheduler record: expected sacct --json, sacct -P or scontrol show job output");
+  EXPECT_EQ(problem("{\"jobs\": [{}, {}]}"), "rec.txt: holds 2 jobs; give the record of one (sacct --json -j JOBID)");
+  EXPECT_EQ(problem("{\"jobs\": ").rfind("rec.txt: not valid JSON: ", 0), 0u) << problem("{\"jobs\": ");
+  EXPECT_EQ(problem("JobID|State\n1|TIMEOUT\n2|FAILED\n"), "rec.txt: holds 2 jobs; give the record of one (sacct -P -j JOBID)");
+}
+
+// A log that says nothing of its end is decided by the record: a time limit,
+// a lost node; a log that names its cause keeps it.
+TEST(SchedulerRecords, TheRecordDecidesWhatTheLogCannot) {
+  const std::string quiet = "step 100 loss 2.3\nstep 200 loss 2.1\nstep 300 loss 2.0";  // no newline at the end
+  EXPECT_EQ(diagnose_bytes(shipped_rules(), quiet).cls, "unknown");
+  DiagnoseOptions options;
+  options.scheduler = parse_scheduler_record(kSacctJson21, "b.json");
+  Diagnosis timeout = diagnose_bytes(shipped_rules(), quiet, options);
+  EXPECT_EQ(timeout.cls, "timeout");
+  EXPECT_EQ(timeout.exit_code, -15);
+  ASSERT_FALSE(timeout.evidence.empty());
+  EXPECT_EQ(timeout.evidence.front().line, 4u);
+  EXPECT_NE(timeout.evidence.front().text.find("JobState=TIMEOUT"), std::string::npos);
+  options.scheduler = parse_scheduler_record(kSacctJson23, "a.json");
+  EXPECT_EQ(diagnose_bytes(shipped_rules(), quiet, options).cls, "node_failure");
+  const std::string oom = std::string(quiet) + "\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n";
+  options.scheduler = parse_scheduler_record("JobID|State|ExitCode\n7|FAILED|1:0\n", "e.txt");
+  Diagnosis failed = diagnose_bytes(shipped_rules(), oom, options);
+  EXPECT_EQ(failed.cls, "cuda_oom");
+  EXPECT_EQ(failed.exit_code, 1);
+}
+
+}  // namespace
+}  // namespace gpudiag::testing

@@ -208,3 +208,18 @@ def test_a_job_directory_is_one_diagnosis(cli, cache_env, tmp_path):
     assert (d["path"], d["class"], d["evidence"][0]["rank"], d["lines"]) == (str(job), "cuda_runtime", 1, 2)
     r = run(cli, "diagnose", "--job", str(job / "rank0.log"), env=cache_env)
     assert r.returncode == 2 and "--job takes directories" in r.stderr.decode()
+
+
+def test_a_scheduler_record_decides_what_the_log_cannot(cli, cache_env, tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("step 100 loss 2.3\nstep 200 loss 2.1\n")
+    record = tmp_path / "job.txt"
+    record.write_text("JobId=4714782 JobName=train\n   JobState=NODE_FAIL Reason=None\n   ExitCode=0:9 "
+                      "RunTime=00:42:10 TimeLimit=04:00:00\n   NodeList=gpu-[03-04]\n")
+    r = run(cli, "diagnose", "-f", "jsonl", "--sacct", str(record), str(log), env=cache_env)
+    d = json.loads(r.stdout)
+    assert (d["class"], d["exit_code"], d["evidence"][0]["line"]) == ("node_failure", -9, 3)
+    assert "JobState=NODE_FAIL" in d["evidence"][0]["text"]
+    record.write_text("not a record\n")
+    r = run(cli, "diagnose", "--sacct", str(record), str(log), env=cache_env)
+    assert r.returncode == 2 and f"--sacct {record}: not a scheduler record" in r.stderr.decode()

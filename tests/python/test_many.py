@@ -143,3 +143,17 @@ def test_a_job_is_one_diagnosis_over_one_timeline(tmp_path):
     assert gpudiag.diagnose(joined).class_ != "cuda_oom"  # the files one after another
     with pytest.raises(gpudiag.InputError, match="no log files"):
         gpudiag.diagnose_job(root, glob=["*.nothing"])
+
+
+def test_a_manifest_names_each_jobs_scheduler_record(tmp_path):
+    (tmp_path / "a.log").write_text("step 100 loss 2.3\nstep 200 loss 2.1\n")
+    (tmp_path / "a.sacct").write_text(json.dumps({"jobs": [{"job_id": 7, "state": {"current": ["TIMEOUT"]},
+                                                            "exit_code": {"return_code": 0, "signal": {"id": 15}}}]}))
+    (tmp_path / "b.log").write_text("step 100 loss 2.3\n")
+    manifest = tmp_path / "jobs.jsonl"
+    manifest.write_text('{"path": "a.log", "sacct": "a.sacct"}\n{"path": "b.log"}\n')
+    a, b = gpudiag.diagnose_many(manifest, progress=False)
+    assert (a.class_, a.exit_code, b.class_) == ("timeout", -15, "unknown")
+    assert gpudiag.diagnose(tmp_path / "a.log", scheduler=tmp_path / "a.sacct").class_ == "timeout"
+    with pytest.raises(gpudiag.InputError, match="not a scheduler record"):
+        gpudiag.diagnose(tmp_path / "a.log", scheduler=tmp_path / "b.log")

@@ -10,6 +10,7 @@
 
 #include "gpudiag/diagnosis.hpp"
 #include "gpudiag/rules.hpp"
+#include "gpudiag/scheduler.hpp"
 
 namespace gpudiag {
 
@@ -22,6 +23,10 @@ struct DiagnoseOptions {
   std::size_t chunk_size = 1 << 20;
   // Evidence text is cut to this many bytes.
   std::size_t text_cap = 1024;
+  // What the scheduler recorded of the job (sacct, scontrol): read as one
+  // more line after the log's last, and its exit status stands in for an
+  // exit_code not given.
+  std::optional<SchedulerRecord> scheduler;
 };
 
 // An input that could not be read; what() names it and says why.

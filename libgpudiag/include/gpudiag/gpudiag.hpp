@@ -6,5 +6,6 @@
 #include "gpudiag/inputs.hpp"
 #include "gpudiag/render.hpp"
 #include "gpudiag/rules.hpp"
+#include "gpudiag/scheduler.hpp"
 #include "gpudiag/taxonomy.hpp"
 #include "gpudiag/version.hpp"
