@@ -196,9 +196,17 @@ def to_frame(results: Iterable[Result]) -> Any:
         import pandas as pd
     except ImportError:
         raise ImportError("to_frame() needs pandas: pip install 'gpudiag[notebook]'") from None
-    frame = pd.DataFrame([_row(r) for r in results], columns=_COLUMNS)
-    for column in ("evidence_line", "rank", "steps", "exit_code"):
-        frame[column] = frame[column].astype("Int64")
+    return _typed(pd.DataFrame([_row(r) for r in results], columns=_COLUMNS))
+
+
+def _typed(frame: Any) -> Any:
+    """The column types of ``to_frame``, the same however the rows were
+    gathered: whole numbers that may be missing as Int64, text as pandas'
+    string type (missing: <NA>)."""
+    for column in _COLUMNS:
+        frame[column] = frame[column].astype(
+            "Int64" if column in ("evidence_line", "rank", "steps", "exit_code")
+            else "float64" if column in ("confidence", "last_loss") else "string")
     return frame
 
 
