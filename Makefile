@@ -12,7 +12,7 @@ JOBS ?= $(shell nproc)
 
 DEB_LIBS := libhyperscan-dev libsimdjson-dev libboost-program-options-dev \
             libpcre2-dev libgtest-dev libbenchmark-dev pkg-config \
-            zlib1g-dev libzstd-dev libbz2-dev liblzma-dev
+            zlib1g-dev libzstd-dev libbz2-dev liblzma-dev libxxhash-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 

@@ -13,7 +13,7 @@
 namespace gpudiag::detail {
 namespace {
 
-constexpr char kMagic[8] = {'G', 'P', 'D', 'G', 'H', 'S', 'D', '1'};
+constexpr char kMagic[8] = {'G', 'P', 'D', 'G', 'H', 'S', 'D', '2'};  // 2: XXH3 checksums
 constexpr std::uint64_t kMaxPayload = 256ull << 20;
 
 struct Header {
@@ -22,12 +22,6 @@ struct Header {
   std::uint64_t size;
   std::uint64_t checksum;
 };
-
-std::uint64_t checksum(const char* data, std::size_t n) {
-  Fnv1a h;
-  h.update({data, n});
-  return h.value();
-}
 
 void copy_key(char (&dst)[32], const std::string& key) {
   std::memset(dst, 0, sizeof dst);
@@ -59,7 +53,7 @@ HsDatabase load_cached_database(const std::filesystem::path& file, const std::st
   std::string payload(header.size, '\0');
   if (!in.read(payload.data(), static_cast<std::streamsize>(payload.size()))) return nullptr;
   if (in.peek() != std::char_traits<char>::eof()) return nullptr;  // trailing bytes
-  if (checksum(payload.data(), payload.size()) != header.checksum) return nullptr;
+  if (checksum(payload) != header.checksum) return nullptr;
   hs_database_t* db = nullptr;
   if (hs_deserialize_database(payload.data(), payload.size(), &db) != HS_SUCCESS) return nullptr;
   return HsDatabase(db);
@@ -85,7 +79,7 @@ bool store_cached_database(const std::filesystem::path& file, const std::string&
     std::memcpy(header.magic, kMagic, sizeof kMagic);
     copy_key(header.key, key);
     header.size = length;
-    header.checksum = checksum(bytes, length);
+    header.checksum = checksum({bytes, length});
     out.write(reinterpret_cast<const char*>(&header), sizeof header);
     out.write(bytes, static_cast<std::streamsize>(length));
     if (!out.flush()) {

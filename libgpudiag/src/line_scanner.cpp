@@ -27,28 +27,63 @@ std::string_view strip_cr(std::string_view s) {
 
 }  // namespace
 
+// Hyperscan's scratch space, per thread and rule set. Allocating it (which
+// checks the database) cost every diagnosis more than scanning a small log;
+// a thread scans one piece at a time, so all its streams share one. The few
+// rule sets used last are kept; a scan fetches its scratch when it starts,
+// so a stream may move between threads.
+class ThreadScratch {
+ public:
+  ~ThreadScratch() {
+    for (const Entry& e : entries_) {
+      hs_free_scratch(e.scratch.scan);
+      hs_free_scratch(e.scratch.confirm);
+    }
+  }
+
+  const LineScanner::Scratch& of(const RuleSet::Impl& rules) {
+    for (std::size_t i = 0; i < entries_.size(); ++i)
+      if (entries_[i].rule_set == rules.id) {
+        std::rotate(entries_.begin() + static_cast<std::ptrdiff_t>(i),
+                    entries_.begin() + static_cast<std::ptrdiff_t>(i) + 1, entries_.end());
+        return entries_.back().scratch;
+      }
+    if (entries_.size() == kKept) {
+      hs_free_scratch(entries_.front().scratch.scan);
+      hs_free_scratch(entries_.front().scratch.confirm);
+      entries_.erase(entries_.begin());
+    }
+    Entry e{rules.id, {}};
+    if (hs_alloc_scratch(rules.db.get(), &e.scratch.scan) != HS_SUCCESS) throw std::bad_alloc();
+    // Confirming runs inside the stream's match callback, while its scratch
+    // is in use, so it needs scratch of its own.
+    if (rules.confirm_db && hs_alloc_scratch(rules.confirm_db.get(), &e.scratch.confirm) != HS_SUCCESS) {
+      hs_free_scratch(e.scratch.scan);
+      throw std::bad_alloc();
+    }
+    entries_.push_back(e);
+    return entries_.back().scratch;
+  }
+
+ private:
+  static constexpr std::size_t kKept = 4;
+  struct Entry {
+    std::uint64_t rule_set;
+    LineScanner::Scratch scratch;
+  };
+  std::vector<Entry> entries_;  // the one used last at the back
+};
+
+thread_local ThreadScratch thread_scratch;
+
 LineScanner::LineScanner(const RuleSet::Impl& rules, MatchSink& sink, std::size_t text_cap)
     : rules_(rules), sink_(sink), text_cap_(std::max<std::size_t>(text_cap, 16)),
       last_line_(rules.rules.size(), 0) {
-  if (hs_alloc_scratch(rules_.db.get(), &scratch_) != HS_SUCCESS) throw std::bad_alloc();
-  // Confirming runs inside the stream's match callback, while its scratch is
-  // in use, so it needs scratch of its own.
-  if (rules_.confirm_db &&
-      hs_alloc_scratch(rules_.confirm_db.get(), &confirm_scratch_) != HS_SUCCESS) {
-    hs_free_scratch(scratch_);
-    throw std::bad_alloc();
-  }
-  if (hs_open_stream(rules_.db.get(), 0, &stream_) != HS_SUCCESS) {
-    hs_free_scratch(scratch_);
-    hs_free_scratch(confirm_scratch_);
-    throw std::bad_alloc();
-  }
+  if (hs_open_stream(rules_.db.get(), 0, &stream_) != HS_SUCCESS) throw std::bad_alloc();
 }
 
 LineScanner::~LineScanner() {
-  if (stream_) hs_close_stream(stream_, scratch_, nullptr, nullptr);
-  hs_free_scratch(scratch_);
-  hs_free_scratch(confirm_scratch_);
+  if (stream_) hs_close_stream(stream_, nullptr, nullptr, nullptr);  // no callback: no scratch
 }
 
 std::uint64_t LineScanner::lines() const {
@@ -61,7 +96,8 @@ void LineScanner::scan(std::string_view piece) {
   piece_ = piece;
   cursor_pos_ = 0;
   cursor_line_ = piece_line_;
-  if (hs_scan_stream(stream_, piece.data(), static_cast<unsigned>(piece.size()), 0, scratch_,
+  scratch_ = thread_scratch.of(rules_);
+  if (hs_scan_stream(stream_, piece.data(), static_cast<unsigned>(piece.size()), 0, scratch_.scan,
                      &LineScanner::on_match, this) != HS_SUCCESS)
     throw std::runtime_error("Hyperscan failed while scanning");
   const char* begin = piece.data();
@@ -99,7 +135,8 @@ void LineScanner::remember_tail(std::uint64_t piece_newlines) {
 
 void LineScanner::finish() {
   if (!stream_) return;
-  hs_close_stream(stream_, scratch_, &LineScanner::on_match, this);
+  scratch_ = thread_scratch.of(rules_);
+  hs_close_stream(stream_, scratch_.scan, &LineScanner::on_match, this);
   stream_ = nullptr;
 }
 
@@ -131,7 +168,7 @@ bool LineScanner::confirmed(unsigned pattern, std::string_view line) {
     return 1;  // stop: the answer is known
   };
   hs_error_t rc = hs_scan(rules_.confirm_db.get(), line.data(), static_cast<unsigned>(line.size()),
-                          0, confirm_scratch_, on_confirm, &wanted);
+                          0, scratch_.confirm, on_confirm, &wanted);
   if (rc != HS_SUCCESS && rc != HS_SCAN_TERMINATED)
     throw std::runtime_error("Hyperscan failed while confirming a match");
   return wanted.found;

@@ -29,6 +29,12 @@ class LineScanner {
   std::uint64_t bytes() const { return piece_start_; }
   std::uint64_t lines() const;
 
+  // The scratch space of one scan: the stream's and the confirming scans'.
+  struct Scratch {
+    hs_scratch_t* scan = nullptr;
+    hs_scratch_t* confirm = nullptr;
+  };
+
  private:
   static int on_match(unsigned id, unsigned long long from, unsigned long long to,
                       unsigned flags, void* context);
@@ -44,8 +50,7 @@ class LineScanner {
   const RuleSet::Impl& rules_;
   MatchSink& sink_;
   std::size_t text_cap_;
-  hs_scratch_t* scratch_ = nullptr;
-  hs_scratch_t* confirm_scratch_ = nullptr;
+  Scratch scratch_;  // this thread's, fetched as each scan starts
   hs_stream_t* stream_ = nullptr;
 
   std::string_view piece_;           // the piece being scanned

@@ -21,29 +21,27 @@ namespace {
 // The cache key: everything that makes the compiled database what it is, so
 // that no constant has to be bumped by hand when the compile logic changes.
 std::string compile_digest(const detail::CompilePlan& plan, const std::vector<Rule>& rules) {
-  detail::Fnv1a a, b(0x84222325cbf29ce4ULL);
-  for (auto* h : {&a, &b}) {
-    h->update(version());
-    h->update(hyperscan_version());
-    for (const auto* db : {&plan.stream, &plan.confirm}) {
-      h->update_u64(db->expressions.size());
-      for (std::size_t i = 0; i < db->expressions.size(); ++i) {
-        h->update_u64(db->expressions[i].size());
-        h->update(db->expressions[i]);
-        h->update_u64(db->flags[i]);
-        h->update_u64(db->ids[i]);
-      }
+  detail::Hasher h;
+  h.update(version());
+  h.update(hyperscan_version());
+  for (const auto* db : {&plan.stream, &plan.confirm}) {
+    h.update_u64(db->expressions.size());
+    for (std::size_t i = 0; i < db->expressions.size(); ++i) {
+      h.update_u64(db->expressions[i].size());
+      h.update(db->expressions[i]);
+      h.update_u64(db->flags[i]);
+      h.update_u64(db->ids[i]);
     }
-    // A cached set skips the extraction checks: they were run when it was stored.
-    for (const auto& rule : rules)
-      for (const auto& e : rule.extract) {
-        h->update_u64(e.name.size());
-        h->update(e.name);
-        h->update_u64(e.regex.size());
-        h->update(e.regex);
-      }
   }
-  return detail::to_hex(a.value()) + detail::to_hex(b.value());
+  // A cached set skips the extraction checks: they were run when it was stored.
+  for (const auto& rule : rules)
+    for (const auto& e : rule.extract) {
+      h.update_u64(e.name.size());
+      h.update(e.name);
+      h.update_u64(e.regex.size());
+      h.update(e.regex);
+    }
+  return h.hex();
 }
 
 std::string read_rule_file(const std::filesystem::path& path) {

@@ -2,6 +2,8 @@
 
 #include <hs.h>
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -18,6 +20,9 @@ struct HsDatabaseDeleter {
 using HsDatabase = std::unique_ptr<hs_database_t, HsDatabaseDeleter>;
 
 struct RuleSet::Impl {
+  // Unique to each rule set loaded in this process (never reused, as an
+  // address may be): it keys the per-thread scratch space.
+  std::uint64_t id = next_id();
   std::vector<Rule> rules;
   Taxonomy taxonomy;
   std::vector<detail::RuleExtractors> extractions;  // per rule
@@ -32,6 +37,11 @@ struct RuleSet::Impl {
   std::string digest;
   CacheOutcome cache_outcome = CacheOutcome::disabled;
   std::filesystem::path cache_file;
+
+  static std::uint64_t next_id() {
+    static std::atomic<std::uint64_t> last{0};
+    return ++last;
+  }
 };
 
 }  // namespace gpudiag
