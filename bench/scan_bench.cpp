@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <vector>
 #include <fstream>
 #include <stdexcept>
 
@@ -75,6 +76,56 @@ void BM_DiagnoseCompressed(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
 }
 BENCHMARK(BM_DiagnoseCompressed)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// No line mentions the loss: the scan without the progress path.
+void BM_DiagnoseNoProgress(benchmark::State& state) {
+  static const std::string log = gpudiag::bench::synthetic_nccl_log(log_bytes() / 2);
+  for (auto _ : state) {
+    gpudiag::Diagnosis d = gpudiag::diagnose_bytes(rules(), log);
+    if (d.cls != "nccl_timeout") throw std::runtime_error("benchmark log misdiagnosed: " + d.cls);
+    benchmark::DoNotOptimize(d);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * log.size()));
+}
+BENCHMARK(BM_DiagnoseNoProgress)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// One 64 MiB line without a newline (a binary blob, a runaway print): read
+// in chunk-sized pieces.
+void BM_DiagnoseOneLongLine(benchmark::State& state) {
+  static const std::string log = [] {
+    std::string s = the_log().substr(0, 64 << 20);
+    std::replace(s.begin(), s.end(), '\n', ' ');
+    return s;
+  }();
+  for (auto _ : state) benchmark::DoNotOptimize(gpudiag::diagnose_bytes(rules(), log));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * log.size()));
+}
+BENCHMARK(BM_DiagnoseOneLongLine)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// Many small logs (1 to 20 KiB, cut from the generated log at line ends) in
+// one process: the per-call cost. Items are logs.
+void BM_DiagnoseManySmallLogs(benchmark::State& state) {
+  static const std::vector<std::string> logs = [] {
+    std::vector<std::string> out;
+    const std::string& log = the_log();
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < 2000; ++i) {
+      const std::size_t want = 1024 + (i * 7919) % (19 * 1024);
+      const std::size_t end = log.find('\n', at + want);
+      if (end == std::string::npos) break;
+      out.push_back(log.substr(at, end + 1 - at));
+      at = end + 1;
+    }
+    return out;
+  }();
+  std::size_t bytes = 0;
+  for (const auto& l : logs) bytes += l.size();
+  for (auto _ : state)
+    for (const auto& l : logs) benchmark::DoNotOptimize(gpudiag::diagnose_bytes(rules(), l));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * logs.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+}
+BENCHMARK(BM_DiagnoseManySmallLogs)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_LoadRulesFromCache(benchmark::State& state) {
   gpudiag::RuleSet::builtin();  // make sure the cache holds them

@@ -53,4 +53,27 @@ std::string synthetic_training_log(std::size_t bytes) {
   return log;
 }
 
+std::string synthetic_nccl_log(std::size_t bytes) {
+  std::string log;
+  log.reserve(bytes + 512);
+  char line[512];
+  for (unsigned long i = 0; log.size() < bytes; ++i) {
+    const unsigned rank = i % 8;
+    if (i % 7 == 6)
+      std::snprintf(line, sizeof line,
+                    "[rank%u]:[W1102 10:%02lu:%02lu.%06lu ProcessGroupNCCL.cpp:4571] using GPU %u to perform "
+                    "barrier as devices used by this process are currently unknown.\n",
+                    rank, i / 60 % 60, i % 60, i % 1000000, rank);
+    else
+      std::snprintf(line, sizeof line,
+                    "gpu%02u:%u:%u [%u] NCCL INFO Channel %02lu/0 : %u[%u] -> %u[%u] via P2P/IPC/read\n", rank,
+                    4000 + rank, 4100 + rank, rank, i % 32, rank, rank, (rank + 1) % 8, (rank + 1) % 8);
+    log += line;
+  }
+  return log +
+         "[rank2]:[E1102 11:00:00.000000 ProcessGroupNCCL.cpp:632] [Rank 2] Watchdog caught collective operation "
+         "timeout: WorkNCCL(SeqNum=512, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+         "600009 milliseconds before timing out.\n";
+}
+
 }  // namespace gpudiag::bench
