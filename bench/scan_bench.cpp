@@ -29,15 +29,17 @@ std::shared_ptr<const gpudiag::RuleSet> rules() {
   return set;
 }
 
-void BM_DiagnoseInMemory(benchmark::State& state) {
-  const std::string& log = the_log();
+// Diagnoses `log` in memory while the benchmark runs, checking its class.
+void diagnose_in_memory(benchmark::State& state, const std::string& log, const std::string& expected) {
   for (auto _ : state) {
     gpudiag::Diagnosis d = gpudiag::diagnose_bytes(rules(), log);
-    if (d.cls != "cuda_oom") throw std::runtime_error("benchmark log misdiagnosed: " + d.cls);
+    if (d.cls != expected) throw std::runtime_error("benchmark log misdiagnosed: " + d.cls);
     benchmark::DoNotOptimize(d);
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * log.size()));
 }
+
+void BM_DiagnoseInMemory(benchmark::State& state) { diagnose_in_memory(state, the_log(), "cuda_oom"); }
 BENCHMARK(BM_DiagnoseInMemory)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_DiagnoseFile(benchmark::State& state) {
@@ -80,12 +82,7 @@ BENCHMARK(BM_DiagnoseCompressed)->DenseRange(0, 4)->Unit(benchmark::kMillisecond
 // No line mentions the loss: the scan without the progress path.
 void BM_DiagnoseNoProgress(benchmark::State& state) {
   static const std::string log = gpudiag::bench::synthetic_nccl_log(log_bytes() / 2);
-  for (auto _ : state) {
-    gpudiag::Diagnosis d = gpudiag::diagnose_bytes(rules(), log);
-    if (d.cls != "nccl_timeout") throw std::runtime_error("benchmark log misdiagnosed: " + d.cls);
-    benchmark::DoNotOptimize(d);
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * log.size()));
+  diagnose_in_memory(state, log, "nccl_timeout");
 }
 BENCHMARK(BM_DiagnoseNoProgress)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
