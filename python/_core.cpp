@@ -160,7 +160,8 @@ void bind_results(py::module_& m) {
       .def_readonly("lines", &Diagnosis::lines)
       .def_readonly("input", &Diagnosis::input)
       .def("to_json", [](const Diagnosis& d, int indent) { return to_json(d, {}, indent); },
-           py::arg("indent") = 0, "The command line's JSON object of this diagnosis.")
+           py::arg("indent") = 0, py::call_guard<py::gil_scoped_release>(),
+           "The command line's JSON object of this diagnosis.")
       .def("to_text", [](const Diagnosis& d, bool color) { return to_text(d, {}, TextStyle{color}); },
            py::arg("color") = false, "The command line's text rendering.");
 }
