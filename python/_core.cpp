@@ -7,6 +7,9 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <atomic>
+#include <thread>
+
 #include "gpudiag/gpudiag.hpp"
 
 namespace py = pybind11;
@@ -298,6 +301,49 @@ PYBIND11_MODULE(_core, m) {
       py::arg("chunk_size") = DiagnoseOptions{}.chunk_size,
       py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("name") = std::string(),
       py::arg("scheduler") = py::none());
+
+  // Many files on `jobs` threads of its own, the GIL released throughout:
+  // Python's thread pool would hold the GIL between logs. In order; an input
+  // that could not be read is (None, its error); with `json`, each
+  // diagnosis comes with its JSON, serialised on the threads too.
+  m.def(
+      "diagnose_files",
+      [](std::shared_ptr<RuleSet> rules,
+         std::vector<std::tuple<std::filesystem::path, std::optional<int>, std::optional<std::filesystem::path>>> tasks,
+         unsigned jobs, bool json, std::size_t text_cap) {
+        const std::size_t n = tasks.size();
+        std::vector<std::optional<Diagnosis>> results(n);
+        std::vector<std::string> texts(n);  // the JSON, or the error
+        {
+          py::gil_scoped_release release;
+          std::atomic<std::size_t> next{0};
+          auto work = [&] {
+            for (std::size_t i; (i = next++) < n;) {
+              const auto& [path, exit_code, scheduler] = tasks[i];
+              try {
+                Diagnosis d = diagnose_file(rules, path,
+                                            make_options(exit_code, DiagnoseOptions{}.chunk_size, text_cap, scheduler));
+                if (json) texts[i] = to_json(d);
+                results[i] = std::move(d);
+              } catch (const std::exception& e) {
+                texts[i] = e.what();
+              }
+            }
+          };
+          std::vector<std::thread> threads;
+          for (unsigned j = 1; j < std::max(1u, jobs); ++j) threads.emplace_back(work);
+          work();
+          for (auto& t : threads) t.join();
+        }
+        py::list out;
+        for (std::size_t i = 0; i < n; ++i) {
+          if (results[i]) out.append(py::make_tuple(std::move(*results[i]), json ? py::object(py::str(texts[i])) : py::none()));
+          else out.append(py::make_tuple(py::none(), py::str(texts[i])));
+        }
+        return out;
+      },
+      py::arg("rules"), py::arg("tasks"), py::arg("jobs") = 1, py::arg("json") = false,
+      py::arg("text_cap") = DiagnoseOptions{}.text_cap);
 
   m.def(
       "list_logs",

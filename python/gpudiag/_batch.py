@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, TextIO
 
-from ._many import _COLUMNS, InputFailure, Result, Task, _progress, _row, _tasks, in_order
+from ._many import _COLUMNS, InputFailure, Result, Task, _progress, _row, _tasks, files_in_order
 from ._taxonomy import taxonomy
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -135,14 +135,15 @@ class _Writer:
         if earlier is not None:
             self._parquet.write_table(earlier)
 
-    def write(self, result: Result) -> None:
+    def write(self, result: Result, text: Optional[str] = None) -> None:
+        """Writes one result; ``text`` is its JSON where it was made already."""
         if self.fmt == "jsonl":
             assert self._out is not None
             if isinstance(result, InputFailure):
                 self._out.write(json.dumps({"path": result.path, "error": result.error,
                                             "exit_code": result.exit_code}) + "\n")
             else:
-                self._out.write(result.to_json() + "\n")
+                self._out.write((text or result.to_json()) + "\n")
         elif self.fmt == "csv":
             self._csv.writerow(_row(result))
         else:
@@ -242,8 +243,8 @@ def run(argv: Sequence[str]) -> int:
     bar = _progress(len(todo), args.progress)
     start = time.perf_counter()
     try:
-        for result in in_order(todo, args.jobs, None, bar):
-            writer.write(result)
+        for result, text in files_in_order(todo, args.jobs, None, bar, json=fmt == "jsonl"):
+            writer.write(result, text)
             summary.add(result)
     finally:
         if bar is not None:

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Uni
 
 from . import _core
 from ._diagnose import Source, diagnose
-from ._rules import RuleSet
+from ._rules import RuleSet, default_rules
 from ._types import Diagnosis
 
 
@@ -150,6 +150,9 @@ def in_order(tasks: Sequence[Task], jobs: Optional[int], rules: Optional[RuleSet
     At most a few per thread are in flight or held for order, so memory stays
     bounded however many tasks there are."""
     workers = jobs or os.cpu_count() or 1
+    if all(isinstance(t[0], os.PathLike) for t in tasks):
+        yield from (result for result, _ in files_in_order(tasks, workers, rules, bar))
+        return
     window = 4 * workers
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending: "deque[Future[Result]]" = deque()
@@ -159,6 +162,33 @@ def in_order(tasks: Sequence[Task], jobs: Optional[int], rules: Optional[RuleSet
                 yield _done(pending.popleft(), bar)
         while pending:
             yield _done(pending.popleft(), bar)
+
+
+def files_in_order(tasks: Sequence[Task], jobs: int, rules: Optional[RuleSet], bar: Any = None,
+                   json: bool = False) -> Iterator[Tuple[Result, Optional[str]]]:
+    """Files diagnosed on ``jobs`` native threads, a chunk at a time, in order:
+    each result with its JSON when ``json`` asks for it. The next chunk is
+    diagnosed while the caller goes through this one."""
+    ruleset = (rules or default_rules())._native
+    chunk = 256 * jobs
+    parts = [tasks[start:start + chunk] for start in range(0, len(tasks), chunk)]
+
+    def run(part: Sequence[Task]) -> List[Tuple[Any, Optional[str]]]:
+        native = [(os.fspath(s), code, os.fspath(record) if record is not None else None) for s, code, record in part]
+        return _core.diagnose_files(ruleset, native, jobs, json)
+
+    with ThreadPoolExecutor(max_workers=1) as ahead:
+        coming = ahead.submit(run, parts[0]) if parts else None
+        for i, part in enumerate(parts):
+            done = coming.result()
+            coming = ahead.submit(run, parts[i + 1]) if i + 1 < len(parts) else None
+            for (source, code, _), (diagnosis, text) in zip(part, done):
+                if bar is not None:
+                    bar.update(1)
+                if diagnosis is None:
+                    yield InputFailure(os.fspath(source), text, code), None
+                else:
+                    yield diagnosis, text
 
 
 def _done(future: "Future[Result]", bar: Any) -> Result:
