@@ -88,6 +88,14 @@ std::string json_fields_help() {
   return out + "An input that could not be read appears as {path, error}.\n";
 }
 
+// What a directory listing could not list, on stderr; it makes the status 1.
+void report_problems(const FileListing& listing, int& status) {
+  for (const std::string& problem : listing.problems) {
+    std::cerr << "gpudiag: " << problem << "\n";
+    status = kInputFailed;
+  }
+}
+
 // The operands with each directory replaced by the logs below it. What could
 // not be listed is said on stderr and makes the status 1.
 std::vector<std::string> expand_operands(const std::vector<std::string>& operands, const FileFilter& filter,
@@ -100,10 +108,7 @@ std::vector<std::string> expand_operands(const std::vector<std::string>& operand
       continue;
     }
     FileListing listing = list_logs(operand, filter);
-    for (const std::string& problem : listing.problems) {
-      std::cerr << "gpudiag: " << problem << "\n";
-      status = kInputFailed;
-    }
+    report_problems(listing, status);
     if (listing.skipped_binary)
       std::cerr << "gpudiag: " << operand << ": skipped " << listing.skipped_binary << " binary file"
                 << (listing.skipped_binary == 1 ? "" : "s") << "\n";
@@ -118,10 +123,7 @@ std::vector<std::string> expand_operands(const std::vector<std::string>& operand
 Diagnosis diagnose_directory_as_job(const std::shared_ptr<const RuleSet>& rules, const std::string& dir,
                                     const FileFilter& filter, const DiagnoseOptions& options, int& status) {
   FileListing listing = list_logs(dir, filter);
-  for (const std::string& problem : listing.problems) {
-    std::cerr << "gpudiag: " << problem << "\n";
-    status = kInputFailed;
-  }
+  report_problems(listing, status);
   if (listing.files.empty()) throw InputError(dir + ": no log files in it");
   Diagnosis d = diagnose_job(rules, listing.files, options);
   d.path = dir;

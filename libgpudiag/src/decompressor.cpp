@@ -140,12 +140,7 @@ class Bzip2 final : public Decompressor::Codec {
       if (!in_member_) {
         if (s_.avail_in == 0) break;  // a member ended with the output buffer full
         if (s_.avail_in >= 3 && std::memcmp(s_.next_in, "BZh", 3) != 0) return trailing("bzip2");
-        char* next = s_.next_in;
-        const unsigned avail = s_.avail_in;
-        BZ2_bzDecompressEnd(&s_);
-        init();
-        s_.next_in = next;
-        s_.avail_in = avail;
+        if (members_++ > 0) restart();  // the decoder is fresh for the first
         in_member_ = true;
       }
       s_.next_out = buffer_.data();
@@ -174,8 +169,18 @@ class Bzip2 final : public Decompressor::Codec {
     s_ = bz_stream{};
     if (BZ2_bzDecompressInit(&s_, 0, 0) != BZ_OK) throw std::bad_alloc();
   }
+  // A new decoder for the next member, reading on where the last one stopped.
+  void restart() {
+    char* next = s_.next_in;
+    const unsigned avail = s_.avail_in;
+    BZ2_bzDecompressEnd(&s_);
+    init();
+    s_.next_in = next;
+    s_.avail_in = avail;
+  }
   bz_stream s_{};
   bool in_member_ = false;
+  unsigned members_ = 0;
 };
 
 std::string lzma_problem(lzma_ret rc) {

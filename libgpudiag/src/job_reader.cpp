@@ -58,11 +58,11 @@ class LineSource {
     const std::string_view raw = std::string_view(text_).substr(taken_, end - taken_);
     taken_ = end;
     line.clear();
-    if (rank_ && !detail::read_line(raw, detail::Depth::launcher).rank)
-      line = "[rank" + std::to_string(*rank_) + "]: ";
+    const detail::LineFields fields = detail::read_line(raw);  // its rank and its time, in one parse
+    if (rank_ && !fields.rank) line = "[rank" + std::to_string(*rank_) + "]: ";
     line.append(raw);
     if (line.back() != '\n') line += '\n';
-    if (std::string ts = time_key(detail::read_line(raw).timestamp); !ts.empty()) key_ = std::move(ts);
+    if (std::string ts = time_key(fields.timestamp); !ts.empty()) key_ = std::move(ts);
     return true;
   }
 

@@ -140,8 +140,7 @@ class _Writer:
         if self.fmt == "jsonl":
             assert self._out is not None
             if isinstance(result, InputFailure):
-                self._out.write(json.dumps({"path": result.path, "error": result.error,
-                                            "exit_code": result.exit_code}) + "\n")
+                self._out.write(json.dumps(result.to_dict()) + "\n")
             else:
                 self._out.write((text or result.to_json()) + "\n")
         elif self.fmt == "csv":

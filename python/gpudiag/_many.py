@@ -30,6 +30,10 @@ class InputFailure:
     error: str
     exit_code: Optional[int] = None
 
+    def to_dict(self) -> dict:
+        """Its JSON object, where a diagnosis would stand: ``{path, error, exit_code}``."""
+        return {"path": self.path, "error": self.error, "exit_code": self.exit_code}
+
 
 Result = Union[Diagnosis, InputFailure]
 # A source, its exit code and the file of its scheduler record.
@@ -82,11 +86,8 @@ def _tasks(sources: Any, exit_code: Optional[int], glob: Sequence[str], hidden: 
                          "pass a list to diagnose single files")
     tasks: List[Task] = []
     for item in sources:
-        if isinstance(item, tuple):
-            source, code = item
-            tasks.append((source, code, None))
-        else:
-            tasks.append((pathlib.Path(item) if isinstance(item, str) else item, exit_code, None))
+        source, code = item if isinstance(item, tuple) else (item, exit_code)
+        tasks.append((pathlib.Path(source) if isinstance(source, str) else source, code, None))
     return tasks
 
 

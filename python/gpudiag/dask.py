@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterable, Optional, Sequence, Union
 import dask.bag as db
 import pandas as pd
 
-from ._many import _COLUMNS, InputFailure, Task, _one, _row, _tasks, _typed
+from ._many import _COLUMNS, Task, _one, _row, _tasks, _typed
 from ._rules import RuleSet
 
 Sources = Union[str, "os.PathLike[str]", Iterable[Any]]
@@ -35,10 +35,7 @@ def _rules(directory: Optional[str]) -> Optional[RuleSet]:
 
 
 def _as_dict(task: Task, rules_dir: Optional[str]) -> Dict[str, Any]:
-    result = _one(task, _rules(rules_dir))
-    if isinstance(result, InputFailure):
-        return {"path": result.path, "error": result.error, "exit_code": result.exit_code}
-    return result.to_dict()
+    return _one(task, _rules(rules_dir)).to_dict()
 
 
 def _as_row(task: Task, rules_dir: Optional[str]) -> Dict[str, Any]:

@@ -71,6 +71,9 @@ def test_a_list_of_paths_bytes_and_pairs(logs):
     assert [getattr(r, "class_", None) for r in results] == ["segfault", "cuda_oom", "oom_killer", None]
     assert results[1].exit_code == 1 and results[2].exit_code == -9
     assert isinstance(results[3], gpudiag.InputFailure) and "not int" in results[3].error
+    # A str in a (source, exit_code) pair is a path, as it is alone.
+    (paired,) = gpudiag.diagnose_many([(str(logs / "segfault_srun.log"), 139)], progress=False)
+    assert (paired.path, paired.class_, paired.exit_code) == (str(logs / "segfault_srun.log"), "segfault", 139)
 
 
 def test_to_frame_has_one_row_per_log(logs):
