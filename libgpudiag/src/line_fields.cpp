@@ -68,8 +68,10 @@ constexpr std::array<std::pair<std::string_view, Severity>, 11> kLevels = {{
 // A level word at the cursor (upper case, as logging libraries print it),
 // not followed by a letter.
 std::optional<Severity> level_word(Cursor& c) {
+  const char first = c.peek();
+  if (first < 'A' || first > 'Z') return std::nullopt;  // most calls: spares eleven comparisons
   for (const auto& [word, severity] : kLevels)
-    if (c.starts(word) && !is_alpha(c.peek(word.size()))) {
+    if (word[0] == first && c.starts(word) && !is_alpha(c.peek(word.size()))) {
       c.pos += word.size();
       return severity;
     }

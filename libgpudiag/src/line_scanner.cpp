@@ -5,14 +5,36 @@
 #include <new>
 #include <stdexcept>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "line_fields.hpp"
 #include "rule_compiler.hpp"
 
 namespace gpudiag::detail {
 namespace {
 
+// Every byte of a log passes through here once: sixteen at a time, the
+// matches summed in byte lanes (at most 255 blocks before they are widened).
+// std::count compiled to a byte-at-a-time loop, a tenth of a scan's work.
 std::uint64_t count_newlines(const char* begin, const char* end) {
-  return static_cast<std::uint64_t>(std::count(begin, end, '\n'));
+  std::uint64_t n = 0;
+#if defined(__SSE2__)
+  const __m128i newline = _mm_set1_epi8('\n');
+  while (end - begin >= 16) {
+    const std::ptrdiff_t blocks = std::min<std::ptrdiff_t>((end - begin) / 16, 255);
+    __m128i lanes = _mm_setzero_si128();
+    for (std::ptrdiff_t i = 0; i < blocks; ++i, begin += 16) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(begin));
+      lanes = _mm_sub_epi8(lanes, _mm_cmpeq_epi8(bytes, newline));  // a match is -1
+    }
+    const __m128i sums = _mm_sad_epu8(lanes, _mm_setzero_si128());
+    n += static_cast<std::uint64_t>(_mm_cvtsi128_si64(sums)) +
+         static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums)));
+  }
+#endif
+  return n + static_cast<std::uint64_t>(std::count(begin, end, '\n'));
 }
 
 const char* find_last_newline(const char* begin, const char* end) {

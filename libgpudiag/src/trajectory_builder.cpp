@@ -6,6 +6,10 @@
 #include <cmath>
 #include <numeric>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "line_fields.hpp"
 
 namespace gpudiag::detail {
@@ -47,68 +51,127 @@ struct KeywordSites {
   bool evaluation = false;
 
   explicit KeywordSites(std::string_view s) {
-    for (std::size_t pos = 0; pos < s.size(); ++pos) {
-      switch (lower(s[pos])) {
-        case 'l':
-          if (iequals_at(s, pos, "loss")) loss.add(pos);
-          else if (iequals_at(s, pos, "lr")) lr.add(pos);
-          else if (iequals_at(s, pos, "learning") &&
-                   (iequals_at(s, pos + 8, "_rate") || iequals_at(s, pos + 8, " rate")))
-            learning_rate.add(pos);
-          break;
-        case 's':
-          if (iequals_at(s, pos, "step")) step.add(pos);
-          else if (iequals_at(s, pos, "s/it")) per_it.add(pos);
-          break;
-        case 'i':
-          if (iequals_at(s, pos, "iter")) {
-            iter.add(pos);
-            if (iequals_at(s, pos + 4, "ation")) iteration.add(pos);
-          } else if (iequals_at(s, pos, "it/s")) {
-            it_per.add(pos);
-          }
-          break;
-        case 'e':
-          if (iequals_at(s, pos, "epoch")) epoch.add(pos);
-          else if (iequals_at(s, pos, "eval")) evaluation = true;
-          break;
-        case 'v':
-          if (iequals_at(s, pos, "val")) evaluation = true;
-          break;
-        case 'g':
-          if (iequals_at(s, pos, "grad") && (iequals_at(s, pos + 4, "_norm") || iequals_at(s, pos + 4, " norm")))
-            grad_norm.add(pos);
-          break;
-        case 'd':
-          if (iequals_at(s, pos, "dt")) dt.add(pos);
-          else if (iequals_at(s, pos, "dev")) evaluation = true;
-          break;
-        case 't':
-          if (iequals_at(s, pos, "time")) time.add(pos);
-          else if (iequals_at(s, pos, "test")) evaluation = true;
-          break;
-        case '/':
-          if (iequals_at(s, pos + 1, "s") && !(pos + 2 < s.size() && is_alpha(s[pos + 2]) &&
-                                                !iequals_at(s, pos + 1, "sec")))
-            per_second.add(pos);
-          break;
-        case '_':
-          if (iequals_at(s, pos, "_per_sec")) per_second.add(pos);
-          break;
-        default: break;
-      }
+    for_each_candidate(s, [&](std::size_t pos) { note(s, pos); });
+  }
+
+ private:
+  // Records the keyword that begins at `pos`, if one does.
+  void note(std::string_view s, std::size_t pos) {
+    switch (lower(s[pos])) {
+      case 'l':
+        if (iequals_at(s, pos, "loss")) loss.add(pos);
+        else if (iequals_at(s, pos, "lr")) lr.add(pos);
+        else if (iequals_at(s, pos, "learning") &&
+                 (iequals_at(s, pos + 8, "_rate") || iequals_at(s, pos + 8, " rate")))
+          learning_rate.add(pos);
+        break;
+      case 's':
+        if (iequals_at(s, pos, "step")) step.add(pos);
+        else if (iequals_at(s, pos, "s/it")) per_it.add(pos);
+        break;
+      case 'i':
+        if (iequals_at(s, pos, "iter")) {
+          iter.add(pos);
+          if (iequals_at(s, pos + 4, "ation")) iteration.add(pos);
+        } else if (iequals_at(s, pos, "it/s")) {
+          it_per.add(pos);
+        }
+        break;
+      case 'e':
+        if (iequals_at(s, pos, "epoch")) epoch.add(pos);
+        else if (iequals_at(s, pos, "eval")) evaluation = true;
+        break;
+      case 'v':
+        if (iequals_at(s, pos, "val")) evaluation = true;
+        break;
+      case 'g':
+        if (iequals_at(s, pos, "grad") && (iequals_at(s, pos + 4, "_norm") || iequals_at(s, pos + 4, " norm")))
+          grad_norm.add(pos);
+        break;
+      case 'd':
+        if (iequals_at(s, pos, "dt")) dt.add(pos);
+        else if (iequals_at(s, pos, "dev")) evaluation = true;
+        break;
+      case 't':
+        if (iequals_at(s, pos, "time")) time.add(pos);
+        else if (iequals_at(s, pos, "test")) evaluation = true;
+        break;
+      case '/':
+        if (iequals_at(s, pos + 1, "s") && !(pos + 2 < s.size() && is_alpha(s[pos + 2]) &&
+                                              !iequals_at(s, pos + 1, "sec")))
+          per_second.add(pos);
+        break;
+      case '_':
+        if (iequals_at(s, pos, "_per_sec")) per_second.add(pos);
+        break;
+      default: break;
     }
   }
+
+  // The first two letters of every keyword `note` knows, lower-cased. A
+  // position whose two bytes are none of these begins no keyword.
+  static constexpr char kOpenings[][2] = {{'l', 'o'}, {'l', 'r'}, {'l', 'e'}, {'s', 't'}, {'s', '/'},
+                                          {'i', 't'}, {'e', 'p'}, {'e', 'v'}, {'v', 'a'}, {'g', 'r'},
+                                          {'d', 't'}, {'d', 'e'}, {'t', 'i'}, {'t', 'e'}, {'/', 's'},
+                                          {'_', 'p'}};
+
+  static bool opens_keyword(char a, char b) {
+    a = lower(a);
+    b = lower(b);
+    for (const auto& o : kOpenings)
+      if (a == o[0] && b == o[1]) return true;
+    return false;
+  }
+
+  // Calls `f` with every position where a keyword may begin, in order. Most
+  // bytes of a progress line begin none: sixteen at a time are ruled out by
+  // their first two letters (a byte-at-a-time switch was most of the cost of
+  // reading a progress line).
+  template <class F>
+  static void for_each_candidate(std::string_view s, F&& f) {
+    std::size_t pos = 0;
+#if defined(__SSE2__)
+    // Every keyword is two bytes or more: the last byte begins none.
+    for (; pos + 17 <= s.size(); pos += 16) {
+      std::uint32_t mask = openings_mask(s.data() + pos);
+      while (mask) {
+        f(pos + static_cast<std::size_t>(__builtin_ctz(mask)));
+        mask &= mask - 1;
+      }
+    }
+#endif
+    for (; pos + 1 < s.size(); ++pos)
+      if (opens_keyword(s[pos], s[pos + 1])) f(pos);
+  }
+
+#if defined(__SSE2__)
+  static __m128i lower16(__m128i v) {
+    const __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('A' - 1)),
+                                        _mm_cmplt_epi8(v, _mm_set1_epi8('Z' + 1)));
+    return _mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20)));
+  }
+
+  // Bit i set where bytes i and i + 1 of p[0, 17) open a keyword.
+  static std::uint32_t openings_mask(const char* p) {
+    const __m128i first = lower16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m128i second = lower16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1)));
+    __m128i any = _mm_setzero_si128();
+    for (const auto& o : kOpenings)
+      any = _mm_or_si128(any, _mm_and_si128(_mm_cmpeq_epi8(first, _mm_set1_epi8(o[0])),
+                                            _mm_cmpeq_epi8(second, _mm_set1_epi8(o[1]))));
+    return static_cast<std::uint32_t>(_mm_movemask_epi8(any));
+  }
+#endif
 };
 
 // Skips what separates a key from its value: quotes, blanks, one ':' or '='.
 std::size_t skip_separator(std::string_view s, std::size_t pos) {
-  auto skip = [&](std::string_view set) {
-    while (pos < s.size() && set.find(s[pos]) != std::string_view::npos) ++pos;
+  auto skip = [&] {
+    while (pos < s.size() && (s[pos] == '\'' || s[pos] == '"' || s[pos] == ' ' || s[pos] == '\t')) ++pos;
   };
-  skip("'\" \t");
+  skip();
   if (pos < s.size() && (s[pos] == ':' || s[pos] == '=')) ++pos;
-  skip("'\" \t");
+  skip();
   return pos;
 }
 
@@ -228,7 +291,7 @@ std::optional<double> find_step(std::string_view s, const KeywordSites& sites) {
 // qualified key such as `train_loss` a reading rather than a run's summary.
 std::optional<double> find_loss(std::string_view s, const KeywordSites& sites, bool stepped) {
   for (std::size_t pos : sites.loss) {
-    if (evaluation_field(s, pos)) continue;
+    if (sites.evaluation && evaluation_field(s, pos)) continue;  // no evaluation word, no evaluation field
     std::size_t after = pos + 4;
     if (pos > 0 && is_digit(s[pos - 1])) continue;
     // A NaN or Inf in any part of the loss is one in the loss.
@@ -553,7 +616,11 @@ ProgressReading parse_progress(std::string_view segment) {
   const KeywordSites sites(segment);
   if (sites.loss.n == 0) return r;
   const std::optional<double> step = find_step(segment, sites);
-  const bool bar = segment.find("it/s") != segment.npos || segment.find("s/it") != segment.npos;
+  // tqdm's rate, as it prints it (the sites are found whatever the case).
+  auto printed = [&](const KeywordSites::List& at, std::string_view unit) {
+    return std::any_of(at.begin(), at.end(), [&](std::size_t pos) { return segment.compare(pos, 4, unit) == 0; });
+  };
+  const bool bar = printed(sites.it_per, "it/s") || printed(sites.per_it, "s/it");
   r.loss = find_loss(segment, sites, step.has_value() || bar);
   if (sites.evaluation) r.evaluation_loss = find_evaluation_loss(segment, sites);
   if (r.loss || r.evaluation_loss) {

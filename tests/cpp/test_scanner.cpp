@@ -93,6 +93,22 @@ TEST(Scanner, SameEvidenceWhateverTheChunkAndWriteSizes) {
   }
 }
 
+TEST(Scanner, LineNumbersStayExactAcrossRunsOfBlankLines) {
+  // Newlines are counted sixteen bytes at a time, in counters widened every
+  // 255 blocks: runs of blank lines fill whole blocks with them.
+  const std::string log = std::string(5000, '\n') + "x NEEDLE\n" + std::string(14000, '\n') + "ab\nall done\n";
+  for (std::size_t chunk : {333u, 4096u, 1u << 20}) {
+    Diagnosis d = scan(log, chunk);
+    const Evidence* needle = find(d, "needle");
+    const Evidence* marker = find(d, "marker");
+    ASSERT_NE(needle, nullptr) << chunk;
+    ASSERT_NE(marker, nullptr) << chunk;
+    EXPECT_EQ(needle->line, 5001u) << chunk;
+    EXPECT_EQ(marker->line, 19003u) << chunk;
+    EXPECT_EQ(d.lines, 19003u) << chunk;
+  }
+}
+
 TEST(Scanner, MatchStraddlingAChunkBoundaryIsFound) {
   // One long line forces pieces of exactly `chunk` bytes; put the pattern across a cut.
   const std::size_t chunk = 64;

@@ -63,6 +63,26 @@ TEST(Progress, ReadsEveryFrameworksLossLine) {
   EXPECT_DOUBLE_EQ(*keras.loss, 2.2);
 }
 
+TEST(Progress, FindsKeysWhereverTheyFallInTheLine) {
+  // Keys are found sixteen bytes at a time by their first two letters: a key
+  // across a block's edge, in the last bytes of a line or in capitals is
+  // found as anywhere else.
+  const std::string line = "Step 12 | LOSS 3.5 | Grad_Norm 2.25 | lr 0.1 | 0.5s/it | eval";
+  for (std::size_t pad = 0; pad < 40; ++pad) {
+    const std::string s = std::string(pad, '#') + " " + line;
+    auto r = parse_progress(s);
+    ASSERT_TRUE(r.loss) << pad;
+    EXPECT_DOUBLE_EQ(*r.loss, 3.5) << pad;
+    EXPECT_EQ(r.step, 12.0) << pad;
+    EXPECT_EQ(r.grad_norm, 2.25) << pad;
+    EXPECT_EQ(r.learning_rate, 0.1) << pad;
+    EXPECT_EQ(r.step_seconds, 0.5) << pad;
+  }
+  // The shortest lines, read byte by byte.
+  EXPECT_EQ(parse_progress("loss 2").loss, 2.0);
+  EXPECT_EQ(parse_progress("Loss:1").loss, 1.0);
+}
+
 TEST(Progress, SkipsWhatIsNotTheTrainingLoss) {
   EXPECT_FALSE(parse_progress("epoch 3 val_loss 0.41").loss);
   EXPECT_FALSE(parse_progress("step 3 | eval loss: 0.41").loss);
