@@ -33,15 +33,33 @@ std::string compile_digest(const detail::CompilePlan& plan, const std::vector<Ru
       h.update_u64(db->ids[i]);
     }
   }
-  // A cached set skips the extraction checks: they were run when it was stored.
-  for (const auto& rule : rules)
+  // A cached set skips the extraction and condition checks: they were run
+  // when it was stored.
+  auto text = [&](const std::string& t) {
+    h.update_u64(t.size());
+    h.update(t);
+  };
+  for (const auto& rule : rules) {
     for (const auto& e : rule.extract) {
-      h.update_u64(e.name.size());
-      h.update(e.name);
-      h.update_u64(e.regex.size());
-      h.update(e.regex);
+      text(e.name);
+      text(e.regex);
     }
+    text(rule.frames);
+    text(rule.raised_in);
+    text(rule.unless);
+  }
   return h.hex();
+}
+
+// Throws RuleError for a frame condition that does not compile or holds a
+// capture group of its own.
+void check_conditions(const RuleSet::Impl& impl) {
+  for (std::size_t r = 0; r < impl.rules.size(); ++r)
+    for (const auto* condition : {&impl.frames[r], &impl.raised_in[r], &impl.unless[r]})
+      if (*condition && !(*condition)->problem().empty())
+        throw RuleError(impl.rules[r].source, "rule " + impl.rules[r].id,
+                        "\"" + (*condition)->name() + "\" is not a regex without capture groups: " +
+                            (*condition)->problem());
 }
 
 std::string read_rule_file(const std::filesystem::path& path) {
@@ -150,14 +168,10 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
     impl->extractions.push_back(std::move(compiled));
     // A frame condition is a search, not a value: wrapped in one group so the
     // extractor reports whether it matched.
+    // Compiled on first use, and checked with the extractions.
     auto condition = [&](const std::string& regex, const char* name) {
       if (regex.empty()) return std::unique_ptr<detail::Extractor>();
-      auto e = std::make_unique<detail::Extractor>(name, "(" + regex + ")");
-      if (!e->problem().empty())
-        throw RuleError(rule.source, "rule " + rule.id,
-                        "\"" + std::string(name) + "\" is not a regex without capture groups: " +
-                            e->problem());
-      return e;
+      return std::make_unique<detail::Extractor>(name, "(" + regex + ")");
     };
     impl->frames.push_back(condition(rule.frames, "frames"));
     impl->raised_in.push_back(condition(rule.raised_in, "raised_in"));
@@ -185,6 +199,7 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
   }
   if (!impl->db) {
     detail::check_extractions(impl->rules, impl->extractions);
+    check_conditions(*impl);
     auto compiled = detail::compile_plan(impl->rules, plan);
     impl->db = std::move(compiled.db);
     impl->confirm_db = std::move(compiled.confirm_db);

@@ -119,6 +119,7 @@ TEST(RuleErrors, EachProblemIsNamed) {
       {R"({"id": "r", "class": "segfault", "patterns": ["x"], "severity": "loud"})", "unknown severity"},
       {R"({"id": "r", "role": "frame", "patterns": ["x"], "raised_in": "y"})", "only a cause rule"},
       {R"({"id": "r", "class": "segfault", "patterns": ["x"], "frames": "(a"})", "\"frames\" is not a regex"},
+      {R"x({"id": "r", "class": "segfault", "patterns": ["x"], "unless": "(a)"})x", "\"unless\" is not a regex without capture groups"},
       {R"({"id": "r", "class": "segfault", "role": "throughput", "patterns": ["x"]})", "a throughput rule has no \"class\""},
       {R"x({"id": "r", "role": "straggler_report", "patterns": ["x"], "extract": {"fastest": "(x)"}})x",
        "must extract \"fastest_rank\""},
@@ -129,6 +130,16 @@ TEST(RuleErrors, EachProblemIsNamed) {
     EXPECT_NE(e.problem().find(c.problem), std::string::npos)
         << c.rule << " gave: " << e.what();
   }
+}
+
+TEST(RuleErrors, ABadConditionIsRejectedWithTheCacheOnToo) {
+  // Conditions are compiled on first use and checked only when the set is
+  // compiled: a set with a bad one must never be stored and found again.
+  TempDir rules, cache;
+  write_file(rules.path() / "10-test.json",
+             file_with(R"({"id": "r", "class": "segfault", "patterns": ["x"], "raised_in": "(a"})"));
+  for (int load = 0; load < 2; ++load)
+    EXPECT_THROW(RuleSet::load_dir(rules.path(), CacheOptions{true, cache.path()}), RuleError) << load;
 }
 
 TEST(RuleErrors, BadPatternCarriesHyperscansMessage) {
