@@ -223,7 +223,7 @@ void bind_rules(py::module_& m) {
       .def_property_readonly("digest", &RuleSet::digest)
       .def_property_readonly("cache_outcome",
                              [](const RuleSet& s) { return std::string(to_string(s.cache_outcome())); })
-      .def_property_readonly("cache_file", &RuleSet::cache_file)
+      .def_property_readonly("cache_file", [](const RuleSet& s) { return s.cache_file().string(); })
       .def("rules", [](const RuleSet& s) { return py::tuple(py::cast(s.rules())); })
       .def("classes", [](const RuleSet& s) { return py::tuple(py::cast(s.taxonomy().classes)); })
       .def("check_examples", [](const RuleSet& s) {

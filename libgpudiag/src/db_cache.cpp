@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -69,6 +70,14 @@ std::filesystem::path default_cache_dir() {
   if (const char* home = std::getenv("HOME"); home && *home)
     return std::filesystem::path(home) / ".cache" / "gpudiag";
   return {};
+}
+
+std::string platform_tag() {
+  hs_platform_info_t platform{};
+  if (hs_populate_platform(&platform) != HS_SUCCESS) return "untagged";
+  char tag[48];
+  std::snprintf(tag, sizeof tag, "t%uf%llu", platform.tune, static_cast<unsigned long long>(platform.cpu_features));
+  return tag;
 }
 
 HsDatabase load_cached_database(const std::filesystem::path& file, const std::string& key) {

@@ -5,6 +5,7 @@
 
 #include "builtin_rules.hpp"
 #include "db_cache.hpp"
+#include "embedded_database.hpp"
 #include "gpudiag/rules.hpp"
 #include "gpudiag/version.hpp"
 #include "hash.hpp"
@@ -49,6 +50,26 @@ std::string compile_digest(const detail::CompilePlan& plan, const std::vector<Ru
     text(rule.unless);
   }
   return h.hex();
+}
+
+// The databases compiled into the library with the shipped rules, where
+// they are these rules' and this CPU can run them.
+bool load_embedded(RuleSet::Impl& impl, bool wants_confirm) {
+  const detail::EmbeddedDatabase e = detail::embedded_database();
+  if (e.stream.empty() || e.digest != impl.digest || e.platform != detail::platform_tag() ||
+      e.confirm.empty() == wants_confirm)
+    return false;
+  auto deserialize = [](std::string_view bytes) {
+    hs_database_t* db = nullptr;
+    if (hs_deserialize_database(bytes.data(), bytes.size(), &db) != HS_SUCCESS) return HsDatabase();
+    return HsDatabase(db);
+  };
+  HsDatabase db = deserialize(e.stream);
+  HsDatabase confirm = wants_confirm ? deserialize(e.confirm) : HsDatabase();
+  if (!db || (wants_confirm && !confirm)) return false;
+  impl.db = std::move(db);
+  impl.confirm_db = std::move(confirm);
+  return true;
 }
 
 // Throws RuleError for a frame condition that does not compile or holds a
@@ -120,6 +141,7 @@ std::string_view to_string(CacheOutcome outcome) {
     case CacheOutcome::hit: return "hit";
     case CacheOutcome::compiled_and_stored: return "compiled and stored";
     case CacheOutcome::compiled_not_stored: return "compiled, not stored";
+    case CacheOutcome::built_in: return "built in";
   }
   return "disabled";
 }
@@ -182,14 +204,19 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
   impl->pattern_rule = plan.pattern_rule;
   impl->confirm = plan.confirm_map;
 
-  std::filesystem::path dir = cache.dir.empty() ? detail::default_cache_dir() : cache.dir;
   const bool wants_confirm = !plan.confirm.expressions.empty();
+  if (impl->origin == "builtin" && load_embedded(*impl, wants_confirm)) {
+    impl->cache_outcome = CacheOutcome::built_in;
+    return std::shared_ptr<const RuleSet>(new RuleSet(std::move(impl)));
+  }
+  std::filesystem::path dir = cache.dir.empty() ? detail::default_cache_dir() : cache.dir;
   // The block database of confirmed patterns is cached beside the stream one;
   // both must load, or both are compiled again.
   std::filesystem::path confirm_file;
   if (cache.enabled && !dir.empty()) {
-    impl->cache_file = dir / (impl->digest + ".hsdb");
-    confirm_file = dir / (impl->digest + ".confirm.hsdb");
+    const std::string name = impl->digest + "-" + detail::platform_tag();
+    impl->cache_file = dir / (name + ".hsdb");
+    confirm_file = dir / (name + ".confirm.hsdb");
     impl->db = detail::load_cached_database(impl->cache_file, impl->digest);
     if (impl->db && wants_confirm) {
       impl->confirm_db = detail::load_cached_database(confirm_file, impl->digest);

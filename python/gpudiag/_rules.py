@@ -39,8 +39,14 @@ class RuleSet:
 
     @property
     def cache_outcome(self) -> str:
-        """``hit``, ``compiled and stored``, ``compiled, not stored`` or ``disabled``."""
+        """``built in`` (the shipped rules, compiled with the library), ``hit``,
+        ``compiled and stored``, ``compiled, not stored`` or ``disabled``."""
         return self._native.cache_outcome
+
+    @property
+    def cache_file(self) -> str:
+        """The cache file the compiled rules were read from or stored in; empty when none."""
+        return self._native.cache_file
 
     @property
     def rules(self) -> Tuple[Rule, ...]:

@@ -156,3 +156,16 @@ TEST(Cache, KeyFollowsWhatIsCompiled) {
       options);
   EXPECT_EQ(described->digest(), a->digest());
 }
+
+TEST(Cache, ShippedRulesComeCompiledWithTheLibrary) {
+  // Their databases are compiled when the library is built: the first run on
+  // a machine compiles nothing and writes no cache.
+  TempDir cache;
+  const auto dir = cache.path() / "never-made";
+  auto shipped = RuleSet::builtin(CacheOptions{true, dir});
+  EXPECT_EQ(shipped->cache_outcome(), CacheOutcome::built_in);
+  EXPECT_TRUE(shipped->cache_file().empty());
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  EXPECT_EQ(diagnose_bytes(shipped, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n").cls,
+            "cuda_oom");
+}

@@ -217,11 +217,26 @@ def test_rule_errors_name_file_rule_and_problem(tmp_path):
 
 
 def test_cache_dir_is_used(tmp_path):
-    first = gpudiag.RuleSet(cache_dir=tmp_path)
-    second = gpudiag.RuleSet(cache_dir=tmp_path)
+    rules_dir, cache_dir = tmp_path / "rules", tmp_path / "cache"
+    rules_dir.mkdir()
+    (rules_dir / "r.json").write_text(
+        '{"rules": [{"id": "mine", "class": "data_error", "patterns": ["bad record \\\\d+"]}]}')
+    first = gpudiag.RuleSet(rules_dir, cache_dir=cache_dir)
+    second = gpudiag.RuleSet(rules_dir, cache_dir=cache_dir)
     assert first.cache_outcome == "compiled and stored"
     assert second.cache_outcome == "hit"
-    assert (tmp_path / f"{first.digest}.hsdb").exists()
+    cache_file = pathlib.Path(first.cache_file)
+    assert cache_file.parent == cache_dir and cache_file.exists()
+    # Named by the rules and by what this CPU's databases are built for.
+    assert cache_file.name.startswith(first.digest + "-") and cache_file.suffix == ".hsdb"
+
+
+def test_shipped_rules_come_compiled_with_the_library(tmp_path):
+    # The first run on a machine compiles nothing and writes no cache.
+    shipped = gpudiag.RuleSet(cache_dir=tmp_path / "cache")
+    assert shipped.cache_outcome == "built in" and shipped.cache_file == ""
+    assert not (tmp_path / "cache").exists()
+    assert gpudiag.diagnose(b"torch.OutOfMemoryError: CUDA out of memory.\n", rules=shipped).class_ == "cuda_oom"
 
 
 def test_taxonomy_lists_every_class_once():

@@ -128,7 +128,9 @@ struct CacheOptions {
 };
 
 // How the compiled database was obtained; useful to tests and `rules check`.
-enum class CacheOutcome { disabled, hit, compiled_and_stored, compiled_not_stored };
+// built_in: the shipped rules' databases, compiled into the library when it
+// was built (used where this CPU can run them; the cache otherwise).
+enum class CacheOutcome { disabled, hit, compiled_and_stored, compiled_not_stored, built_in };
 std::string_view to_string(CacheOutcome outcome);
 
 // An ordered, validated, compiled set of rules. Order is priority: earlier wins.

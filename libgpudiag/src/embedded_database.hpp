@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string_view>
+
+namespace gpudiag::detail {
+
+// The shipped rules' Hyperscan databases, compiled when the library was
+// built, so that the first run on a machine compiles nothing and writes no
+// cache. Used only where the rules' digest and this CPU's platform tag are
+// those they were compiled with; empty in the tool that compiles them.
+struct EmbeddedDatabase {
+  std::string_view digest, platform;
+  std::string_view stream, confirm;  // serialized; confirm empty when none
+};
+EmbeddedDatabase embedded_database();
+
+}  // namespace gpudiag::detail
