@@ -16,7 +16,7 @@ DEB_LIBS := libhyperscan-dev libsimdjson-dev libboost-program-options-dev \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: demo test deps build python test-cpp test-python bench bench-batch bench-compare eval corpus clean
+.PHONY: demo test deps build python test-cpp test-python test-sanitize fuzz bench bench-batch bench-compare eval corpus clean
 
 demo: build
 	@$(BUILD)/gpudiag diagnose corpus/examples/*.log
@@ -62,6 +62,47 @@ test-cpp: build
 test-python: build python
 	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(VENV)/bin/python -m pytest -q tests/python
 
+# The library, the command and the GoogleTest suite built with AddressSanitizer
+# and UndefinedBehaviorSanitizer (GCC); runs the suite, the command over every
+# corpus log, and each fuzz target over its seeds and past crashes.
+SAN_BUILD := build-sanitize
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SAN_ENV := ASAN_OPTIONS=exitcode=86:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86
+SAN_LOGS = $(shell find corpus/logs corpus/examples ../shared/corpora -name '*.log' -type f 2>/dev/null)
+test-sanitize: deps
+	cmake -S . -B $(SAN_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS="$(SAN_FLAGS)" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+	  -DGPUDIAG_BUILD_TESTS=ON -DGPUDIAG_BUILD_BENCH=OFF -DGPUDIAG_BUILD_FUZZ=ON >/dev/null
+	cmake --build $(SAN_BUILD) -j $(JOBS)
+	@echo "== GoogleTest under ASan and UBSan =="
+	$(SAN_ENV) $(SAN_BUILD)/tests/cpp/gpudiag_tests --gtest_brief=1
+	@echo "== the command over $(words $(SAN_LOGS)) corpus logs =="
+	@$(SAN_ENV) $(SAN_BUILD)/gpudiag diagnose -f jsonl $(SAN_LOGS) >/dev/null 2>$(SAN_BUILD)/cli-stderr.txt; \
+	  rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 1 ]; then cat $(SAN_BUILD)/cli-stderr.txt; echo "exit $$rc"; exit 1; fi; \
+	  echo "no sanitizer report (exit $$rc)"
+	@echo "== fuzz targets over their seeds and past crashes =="
+	$(SAN_ENV) $(PYTHON) fuzz/run.py replay --build $(SAN_BUILD)
+
+# libFuzzer (clang from Debian) on each fuzz target for FUZZ_SECONDS, with
+# ASan and UBSan; FUZZ_JOBS processes each. The table at the end is the
+# README's. Crashes go to fuzz/crashes/.
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 1
+FUZZ_BUILD := build-fuzz
+FUZZ_DEBS := clang-14 libclang-rt-14-dev
+fuzz: deps
+	@missing=""; for p in $(FUZZ_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi
+	cmake -S . -B $(FUZZ_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DGPUDIAG_BUILD_CLI=OFF \
+	  -DGPUDIAG_BUILD_TESTS=OFF -DGPUDIAG_BUILD_BENCH=OFF -DGPUDIAG_BUILD_FUZZ=ON \
+	  -DGPUDIAG_FUZZ_ENGINE=libfuzzer >/dev/null
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	$(PYTHON) fuzz/run.py fuzz --build $(FUZZ_BUILD) --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
+
 # Scores gpudiag and the baselines on the published corpus, then on the project's own.
 eval: python
 	$(VENV)/bin/python -m gpudiag.eval --out results/gpualert-eval
@@ -92,4 +133,4 @@ bench-batch: build python
 	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(VENV)/bin/python bench/batch_bench.py
 
 clean:
-	rm -rf $(BUILD) $(VENV)
+	rm -rf $(BUILD) $(VENV) $(SAN_BUILD) $(FUZZ_BUILD)

@@ -1,15 +1,17 @@
 #include "db_cache.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
+#include <optional>
 #include <system_error>
 
 #include "hash.hpp"
@@ -32,34 +34,30 @@ void copy_key(char (&dst)[32], const std::string& key) {
   std::memcpy(dst, key.data(), std::min(key.size(), sizeof dst));
 }
 
-// The file mapped rather than read: no buffer to allocate and fill before
-// Hyperscan copies the database out of it (a third of loading the rules).
-class MappedFile {
- public:
-  explicit MappedFile(const std::filesystem::path& file) {
-    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    struct stat st;
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p != MAP_FAILED) {
-        data_ = static_cast<const char*>(p);
-        size_ = static_cast<std::size_t>(st.st_size);
-      }
+// The whole file, read into a buffer that is not zero-filled first (that,
+// and an ifstream, were a third of loading the rules). Read, not mapped: a
+// file truncated while mapped would kill the process; a short read is a
+// failed check.
+std::optional<std::string_view> read_whole(const std::filesystem::path& file, std::unique_ptr<char[]>& buffer) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  std::size_t size = 0, got = 0;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      static_cast<std::uint64_t>(st.st_size) <= kMaxPayload + sizeof(Header)) {
+    size = static_cast<std::size_t>(st.st_size);
+    buffer.reset(new char[size]);
+    while (got < size) {
+      const ssize_t n = ::read(fd, buffer.get() + got, size - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
     }
-    ::close(fd);
   }
-  ~MappedFile() {
-    if (data_) ::munmap(const_cast<char*>(data_), size_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  std::string_view bytes() const { return {data_, size_}; }
-
- private:
-  const char* data_ = nullptr;
-  std::size_t size_ = 0;
-};
+  ::close(fd);
+  if (size == 0 || got != size) return std::nullopt;
+  return std::string_view(buffer.get(), size);
+}
 
 }  // namespace
 
@@ -81,8 +79,10 @@ std::string platform_tag() {
 }
 
 HsDatabase load_cached_database(const std::filesystem::path& file, const std::string& key) {
-  const MappedFile mapped(file);
-  const std::string_view bytes = mapped.bytes();
+  std::unique_ptr<char[]> buffer;
+  const auto read = read_whole(file, buffer);
+  if (!read) return nullptr;
+  const std::string_view bytes = *read;
   Header header;
   if (bytes.size() < sizeof header) return nullptr;
   std::memcpy(&header, bytes.data(), sizeof header);

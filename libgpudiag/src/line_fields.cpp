@@ -1,5 +1,8 @@
 #include "line_fields.hpp"
 
+#include <climits>
+#include <cstdint>
+
 #include <cstring>
 
 #include <array>
@@ -34,15 +37,27 @@ struct Cursor {
     while (n < max && is_digit(peek())) ++pos, ++n;
     return n;
   }
+  // A number of at most `max` digits (no more follow), when it fits an int.
   std::optional<int> number(std::size_t max = 6) {
     const std::size_t start = pos;
-    int value = 0;
-    while (pos - start < max && is_digit(peek())) value = value * 10 + (s[pos++] - '0');
-    if (pos == start || is_digit(peek())) {
+    if (!skip_number(max)) return std::nullopt;
+    std::int64_t value = 0;
+    for (std::size_t i = start; i < pos && value <= INT_MAX; ++i) value = value * 10 + (s[i] - '0');
+    if (value > INT_MAX) {
       pos = start;
       return std::nullopt;
     }
-    return value;
+    return static_cast<int>(value);
+  }
+  // The same digits, whatever their value (a process or thread id).
+  bool skip_number(std::size_t max) {
+    const std::size_t start = pos;
+    while (pos - start < max && is_digit(peek())) ++pos;
+    if (pos == start || is_digit(peek())) {
+      pos = start;
+      return false;
+    }
+    return true;
   }
   void spaces() {
     while (is_space(peek())) ++pos;
@@ -134,7 +149,7 @@ bool nccl_tag(Cursor& c, LineFields& f) {
     while (is_name_char(c.peek())) ++c.pos;
     if (c.pos == start || c.pos - start > 253 || !c.eat(":")) return false;
     const std::string_view host = c.s.substr(start, c.pos - start - 1);
-    if (!c.number(10) || !c.eat(":") || !c.number(10) || !c.eat(" [")) return false;
+    if (!c.skip_number(10) || !c.eat(":") || !c.skip_number(10) || !c.eat(" [")) return false;
     auto rank = c.number();
     if (!rank || !c.eat("]")) return false;
     f.rank = rank;
@@ -228,7 +243,7 @@ bool glog_head(Cursor& c, LineFields& f, bool bracketed) {
       return false;  // "[W file.cpp:12]": c10's form without a time
     }
     c.spaces();
-    c.number(10);  // thread id
+    c.skip_number(10);  // thread id
     c.spaces();
     const std::size_t src = c.pos;
     while (!c.at_end() && c.peek() != ']' && c.peek() != ' ') ++c.pos;

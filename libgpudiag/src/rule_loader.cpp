@@ -172,7 +172,7 @@ ClassInfo parse_class(const std::string& file, element value, std::size_t index)
       continue;
     }
     auto it = std::find_if(std::begin(text_fields), std::end(text_fields),
-                           [&](const auto& f) { return key == f.first; });
+                           [name = key](const auto& f) { return name == f.first; });
     if (it == std::end(text_fields)) ctx.fail("unknown field \"" + std::string(key) + "\"");
     *it->second = get_string(ctx, v, "\"" + std::string(key) + "\"");
   }

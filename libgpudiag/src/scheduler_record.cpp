@@ -1,5 +1,7 @@
 #include <simdjson.h>
 
+#include <charconv>
+#include <climits>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -21,25 +23,39 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// A whole number of digits alone, when it fits in 64 bits.
+std::optional<std::int64_t> whole(std::string_view s) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || s[0] == '-') return std::nullopt;
+  return v;
+}
+
 // "[D-]HH:MM:SS", "MM:SS", "MM:SS.mmm" as seconds; none for UNLIMITED and
 // the like.
 std::optional<std::int64_t> duration(std::string_view s) {
+  // A year of seconds is 3e7: a record past a million days is no duration.
+  constexpr std::int64_t kMaxDays = 1'000'000;
   std::int64_t days = 0, total = 0;
   if (const auto dash = s.find('-'); dash != s.npos) {
-    days = std::atoll(std::string(s.substr(0, dash)).c_str());
+    const auto d = whole(s.substr(0, dash));
+    if (!d || *d > kMaxDays) return std::nullopt;
+    days = *d;
     s.remove_prefix(dash + 1);
   }
   int parts = 0;
   std::size_t at = 0;
   while (at <= s.size()) {
     const std::size_t colon = std::min(s.find(':', at), s.size());
-    const std::string part(s.substr(at, colon - at));
-    if (part.empty() || part.find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
-    total = total * 60 + std::atoll(part.c_str());
-    ++parts;
+    std::string_view part = s.substr(at, colon - at);
+    part = part.substr(0, part.find('.'));  // sacct's "00:00:01.123": the fraction is dropped
+    const auto v = whole(part);
+    if (!v || *v > kMaxDays * 86400) return std::nullopt;
+    total = total * 60 + *v;
+    if (++parts > 3) return std::nullopt;
     at = colon + 1;
   }
-  if (parts < 2 || parts > 3) return std::nullopt;
+  if (parts < 2) return std::nullopt;
   return days * 86400 + total;
 }
 
@@ -61,8 +77,10 @@ std::string clock(std::int64_t seconds) {
 void exit_code(SchedulerRecord& r, std::string_view s) {
   const auto colon = s.find(':');
   if (colon == s.npos) return;
-  r.return_code = std::atoi(std::string(s.substr(0, colon)).c_str());
-  r.signal = std::atoi(std::string(s.substr(colon + 1)).c_str());
+  const auto code = whole(s.substr(0, colon)), signal = whole(s.substr(colon + 1));
+  if (!code || !signal || *code > 255 || *signal > 255) return;  // no exit status Slurm writes
+  r.return_code = static_cast<int>(*code);
+  r.signal = static_cast<int>(*signal);
 }
 
 // "CANCELLED by 1234" -> "CANCELLED".
@@ -206,7 +224,9 @@ SchedulerRecord from_scontrol(std::string_view text, std::string_view name) {
     else if (key == "RunTime") r.elapsed_seconds = duration(value);
     else if (key == "TimeLimit") r.limit_seconds = duration(value);
     else if (key == "NodeList" && value != "(null)") r.nodes = value;
-    else if (key == "Restarts") r.restarts = std::atoi(value.c_str());
+    else if (key == "Restarts") {
+      if (const auto n = whole(value); n && *n <= INT_MAX) r.restarts = static_cast<int>(*n);
+    }
   }
   if (r.state.empty()) fail(name, "no JobState=: not scontrol show job output");
   return r;

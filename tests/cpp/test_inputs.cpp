@@ -339,6 +339,20 @@ TEST(SchedulerRecords, WhatIsNoRecordIsNamed) {
   EXPECT_EQ(problem("JobID|State\n1|TIMEOUT\n2|FAILED\n"), "rec.txt: holds 2 jobs; give the record of one (sacct -P -j JOBID)");
 }
 
+TEST(SchedulerRecords, NumbersPastTheirRangeAreLeftOut) {
+  // A field that cannot hold what Slurm writes there is not read (it had
+  // overflowed: undefined behaviour the fuzzer found).
+  auto r = parse_scheduler_record("JobID|State|ExitCode|Elapsed|Timelimit\n"
+                                  "1|FAILED|99999999999:1|9223372036854775807:00:00|1-00:00:00\n", "rec.txt");
+  EXPECT_EQ(r.state, "FAILED");
+  EXPECT_FALSE(r.elapsed_seconds);
+  EXPECT_FALSE(r.return_code);
+  EXPECT_EQ(r.limit_seconds, 86400);
+  auto s = parse_scheduler_record("JobId=1 JobState=FAILED Restarts=99999999999 RunTime=99999999999-00:00:00\n", "rec.txt");
+  EXPECT_FALSE(s.restarts);
+  EXPECT_FALSE(s.elapsed_seconds);
+}
+
 // A log that says nothing of its end is decided by the record: a time limit,
 // a lost node; a log that names its cause keeps it.
 TEST(SchedulerRecords, TheRecordDecidesWhatTheLogCannot) {

@@ -42,6 +42,14 @@ TEST(LineFields, ReadsEachLaunchersTag) {
 
 // Severity as each logging library prints it, and the message behind it.
 // A carriage return redraws the line: the message is what was printed last.
+TEST(LineFields, NumbersTooLongForAnIntAreNoNumbers) {
+  // Process and thread ids are skipped whatever their value; a rank or a
+  // time field past an int is no rank or time (it had overflowed).
+  EXPECT_EQ(read_line("dgx-b12:4444444444:4444444444 [5] NCCL INFO Using network IB").rank, 5);
+  EXPECT_FALSE(read_line("dgx-b12:1:2 [4444444444] NCCL INFO x").rank);
+  EXPECT_EQ(read_line("2026-11-23T10:00:4444444444444444444444401.000000000Z x").body.empty(), false);
+}
+
 TEST(LineFields, ReadsWhatFollowsTheLastCarriageReturn) {
   auto redrawn = read_line("[rank1]:  20%|##  | 216/1063 [00:27<02:17]\r 21%|##  | 220/1063\rKilled");
   EXPECT_EQ(redrawn.rank, 1);
