@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <cstdlib>
@@ -18,6 +21,23 @@ namespace po = boost::program_options;
 
 namespace gpudiag::cli {
 namespace {
+
+// "1048576", "500M", "2G": K, M, G and T are powers of 1024. None when it is
+// not such a size or does not fit in 64 bits.
+std::optional<std::uint64_t> parse_size(std::string_view s) {
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || end == s.data()) return std::nullopt;
+  const std::string_view unit = s.substr(static_cast<std::size_t>(end - s.data()));
+  static constexpr std::string_view kUnits = "KMGT";
+  if (unit.empty()) return n;
+  const std::size_t power = kUnits.find(static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0]))));
+  if (power == std::string_view::npos || !(unit.size() == 1 || (unit.size() == 3 && (unit.substr(1) == "iB" || unit.substr(1) == "ib"))))
+    return std::nullopt;
+  const unsigned shift = 10 * static_cast<unsigned>(power + 1);
+  if (n > (UINT64_MAX >> shift)) return std::nullopt;
+  return n << shift;
+}
 
 // "--exit-code -9" would read as an option; join such pairs before parsing.
 std::vector<std::string> join_negative_values(const std::vector<std::string>& args) {
@@ -166,6 +186,10 @@ int run_diagnose(const std::vector<std::string>& args) {
       ("job", "each DIR is one job: its files (per-rank or per-node logs: rank3.log, "
               "4714782-3.out, torchrun's --log-dir) are merged into one timeline by the times "
               "their lines state, lines without a rank tagged with the file's, and diagnosed as one log")
+      ("max-bytes", po::value<std::string>(),
+       "read no more than SIZE bytes of each input (e.g. 500M, 2G; K, M, G and T are powers of "
+       "1024); the diagnosis is of what was read and says where it stopped, with exit status 1. "
+       "Devices that never end (/dev/zero) are read up to 1G unless this says otherwise")
       ("rules,r", po::value<std::string>(), "a directory of rule files to use instead of the shipped rules")
       ("color", po::value<std::string>()->default_value("auto"), "auto, always or never")
       ("no-cache", "compile the rules without reading or writing the on-disk cache");
@@ -206,6 +230,15 @@ int run_diagnose(const std::vector<std::string>& args) {
 
   DiagnoseOptions options;
   if (vm.count("exit-code")) options.exit_code = vm["exit-code"].as<int>();
+  if (vm.count("max-bytes")) {
+    const std::string size = vm["max-bytes"].as<std::string>();
+    const std::optional<std::uint64_t> bytes = parse_size(size);
+    if (!bytes || *bytes == 0) {
+      std::cerr << "gpudiag diagnose: --max-bytes takes a size such as 1048576, 500M or 2G, not '" << size << "'\n";
+      return kUsage;
+    }
+    options.max_bytes = *bytes;
+  }
   if (vm.count("sacct")) {
     try {
       options.scheduler = read_scheduler_record(vm["sacct"].as<std::string>());
@@ -237,9 +270,8 @@ int run_diagnose(const std::vector<std::string>& args) {
       Diagnosis d = job ? diagnose_directory_as_job(rules, file, filter, options, status)
                         : diagnose_file(rules, file, options);
       if (!d.input.damage.empty()) {
-        std::cerr << "gpudiag: " << file << ": " << d.input.compression << " data: " << d.input.damage
-                  << " (byte " << d.input.damage_at << " of the file); diagnosed the " << d.lines
-                  << " lines before it\n";
+        std::cerr << "gpudiag: " << file << ": " << input_problem(d.input) << "; diagnosed the " << d.lines
+                  << (d.lines == 1 ? " line" : " lines") << " before it\n";
         status = kInputFailed;
       }
       if (format == "text") rendered = to_text(d, {}, style);

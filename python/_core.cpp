@@ -53,8 +53,9 @@ py::tuple series_tuple(const std::vector<R>& series, double R::*value) {
 }
 
 DiagnoseOptions make_options(std::optional<int> exit_code, std::size_t chunk_size, std::size_t text_cap,
-                             const std::optional<std::filesystem::path>& scheduler) {
+                             const std::optional<std::filesystem::path>& scheduler, std::uint64_t max_bytes = 0) {
   DiagnoseOptions o;
+  o.max_bytes = max_bytes;
   o.exit_code = exit_code;
   if (scheduler) o.scheduler = read_scheduler_record(*scheduler);
   o.chunk_size = chunk_size;
@@ -267,25 +268,30 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "diagnose_buffer",
       [](std::shared_ptr<RuleSet> rules, py::object buffer, std::optional<int> exit_code,
-         std::size_t chunk_size, std::size_t text_cap, std::optional<std::filesystem::path> scheduler) {
+         std::size_t chunk_size, std::size_t text_cap, std::optional<std::filesystem::path> scheduler,
+         std::uint64_t max_bytes) {
         BufferView view(buffer);
         py::gil_scoped_release release;
-        return diagnose_bytes(rules, view.bytes(), make_options(exit_code, chunk_size, text_cap, scheduler));
+        return diagnose_bytes(rules, view.bytes(),
+                              make_options(exit_code, chunk_size, text_cap, scheduler, max_bytes));
       },
       py::arg("rules"), py::arg("buffer"), py::arg("exit_code") = py::none(),
       py::arg("chunk_size") = DiagnoseOptions{}.chunk_size,
-      py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("scheduler") = py::none());
+      py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("scheduler") = py::none(),
+      py::arg("max_bytes") = 0);
 
   m.def(
       "diagnose_path",
       [](std::shared_ptr<RuleSet> rules, std::filesystem::path path, std::optional<int> exit_code,
-         std::size_t chunk_size, std::size_t text_cap, std::optional<std::filesystem::path> scheduler) {
+         std::size_t chunk_size, std::size_t text_cap, std::optional<std::filesystem::path> scheduler,
+         std::uint64_t max_bytes) {
         py::gil_scoped_release release;
-        return diagnose_file(rules, path, make_options(exit_code, chunk_size, text_cap, scheduler));
+        return diagnose_file(rules, path, make_options(exit_code, chunk_size, text_cap, scheduler, max_bytes));
       },
       py::arg("rules"), py::arg("path"), py::arg("exit_code") = py::none(),
       py::arg("chunk_size") = DiagnoseOptions{}.chunk_size,
-      py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("scheduler") = py::none());
+      py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("scheduler") = py::none(),
+      py::arg("max_bytes") = 0);
 
   m.def(
       "diagnose_job",

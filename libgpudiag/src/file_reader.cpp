@@ -64,6 +64,7 @@ Diagnosis diagnose_fd(std::shared_ptr<const RuleSet> rules, int fd, std::string_
     }
     if (n == 0) break;
     stream.write({buffer.data(), static_cast<std::size_t>(n)});
+    if (stream.full()) break;
   }
   return stream.finish();
 }
@@ -77,8 +78,12 @@ Diagnosis diagnose_file(std::shared_ptr<const RuleSet> rules, const std::filesys
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) fail(path.string(), std::strerror(errno));
     struct stat st;
-    if (::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) fail(path.string(), "is a directory");
-    d = diagnose_fd(std::move(rules), fd.get(), path.string(), options);
+    const bool known = ::fstat(fd.get(), &st) == 0;
+    if (known && S_ISDIR(st.st_mode)) fail(path.string(), "is a directory");
+    DiagnoseOptions o = options;
+    if (known && S_ISCHR(st.st_mode) && !::isatty(fd.get()) && o.max_bytes == 0)
+      o.max_bytes = DiagnoseOptions::kDeviceLimit;  // /dev/zero never ends
+    d = diagnose_fd(std::move(rules), fd.get(), path.string(), o);
   }
   d.path = path.string();
   return d;

@@ -271,6 +271,13 @@ std::string to_json(const Diagnosis& d, const std::string& path, int indent) {
   return w.str();
 }
 
+std::string input_problem(const InputFormat& input) {
+  if (input.damage.empty()) return {};
+  if (input.compression.empty()) return input.damage;
+  return input.compression + " data: " + input.damage + " (byte " + std::to_string(input.damage_at) +
+         " of the file)";
+}
+
 std::string to_text(const Diagnosis& d, const std::string& path, const TextStyle& style) {
   Palette p{style.color};
   std::string out;
@@ -301,9 +308,8 @@ std::string to_text(const Diagnosis& d, const std::string& path, const TextStyle
   }
   section("findings", also);
   if (!d.input.damage.empty())
-    out += "  " + p.wrap("1;33", "input") + "\n    " + d.input.compression + " data: " + d.input.damage +
-           " (byte " + std::to_string(d.input.damage_at) + " of the file); diagnosed from the " +
-           std::to_string(d.lines) + " lines before it\n";
+    out += "  " + p.wrap("1;33", "input") + "\n    " + input_problem(d.input) + "; diagnosed from the " +
+           std::to_string(d.lines) + (d.lines == 1 ? " line" : " lines") + " before it\n";
   return out;
 }
 

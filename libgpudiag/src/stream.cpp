@@ -49,6 +49,8 @@ struct Stream::Impl {
   detail::Decompressor decompressor;
   std::string carry;
   bool finished = false;
+  std::uint64_t stored = 0;  // bytes of the input written, as stored
+  bool full = false;         // the size limit was reached
 
   Impl(std::shared_ptr<const RuleSet> r, DiagnoseOptions o)
       : rules(std::move(r)),
@@ -72,7 +74,15 @@ struct Stream::Impl {
     carry.clear();
   }
 
-  void write(std::string_view data) { decompressor.write(data); }
+  void write(std::string_view data) {
+    if (full) return;
+    if (options.max_bytes && data.size() >= options.max_bytes - stored) {
+      data = data.substr(0, options.max_bytes - stored);
+      full = true;
+    }
+    stored += data.size();
+    decompressor.write(data);
+  }
 
   void cut(std::string_view data) {
     const std::size_t chunk = options.chunk_size;
@@ -121,6 +131,10 @@ struct Stream::Impl {
     Diagnosis d = detail::resolve(rules->impl(), result);
     d.input = InputFormat{std::string(decompressor.format()), std::string(container.format()),
                           decompressor.damage(), decompressor.damage_at()};
+    if (full && d.input.damage.empty()) {
+      d.input.damage = "stopped at the size limit of " + std::to_string(options.max_bytes) + " bytes";
+      d.input.damage_at = options.max_bytes;
+    }
     return d;
   }
 };
@@ -133,6 +147,8 @@ void Stream::write(std::string_view bytes) {
   if (impl_->finished) throw std::logic_error("Stream::write() after finish()");
   impl_->write(bytes);
 }
+
+bool Stream::full() const { return impl_->full; }
 
 Diagnosis Stream::finish() { return impl_->finish(); }
 

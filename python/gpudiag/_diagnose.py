@@ -15,7 +15,7 @@ Source = Union["os.PathLike[str]", bytes, bytearray, memoryview, str]
 
 def diagnose(source: Source, exit_code: Optional[int] = None,
              rules: Optional[RuleSet] = None, *, scheduler: Optional["os.PathLike[str] | str"] = None,
-             text_cap: int = 1024) -> Diagnosis:
+             text_cap: int = 1024, max_bytes: Optional[int] = None) -> Diagnosis:
     """Diagnose one training log.
 
     ``source`` is a path (``pathlib.Path`` or any ``os.PathLike``), the log's
@@ -26,13 +26,19 @@ def diagnose(source: Source, exit_code: Optional[int] = None,
     the shipped rules. ``scheduler`` is a file holding the scheduler's record
     of the job (Slurm's ``sacct --json``, ``sacct -P`` or ``scontrol show job``
     output): its state counts as evidence and its exit status stands in for
-    ``exit_code``. The GIL is released while the log is scanned.
+    ``exit_code``. ``max_bytes`` stops reading after that many bytes of the
+    input as stored (the diagnosis's ``input.damage`` says so); a device that
+    never ends (``/dev/zero``) is read up to 1 GiB when it is not given. The
+    GIL is released while the log is scanned.
     """
+    if max_bytes is not None and (not isinstance(max_bytes, int) or max_bytes <= 0):
+        raise ValueError(f"max_bytes must be a positive number of bytes, not {max_bytes!r}")
     ruleset = (rules or default_rules())._native
     record = os.fspath(scheduler) if scheduler is not None else None
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
-        return _core.diagnose_path(ruleset, path, exit_code, text_cap=text_cap, scheduler=record)
+        return _core.diagnose_path(ruleset, path, exit_code, text_cap=text_cap, scheduler=record,
+                                   max_bytes=max_bytes or 0)
     if isinstance(source, str):
         if "\n" not in source and len(source) < 4096 and os.path.isfile(source):
             warnings.warn(
@@ -40,7 +46,8 @@ def diagnose(source: Source, exit_code: Optional[int] = None,
                 "to diagnose the file it names", stacklevel=2)
         source = source.encode("utf-8", "surrogateescape")
     try:
-        return _core.diagnose_buffer(ruleset, source, exit_code, text_cap=text_cap, scheduler=record)
+        return _core.diagnose_buffer(ruleset, source, exit_code, text_cap=text_cap, scheduler=record,
+                                     max_bytes=max_bytes or 0)
     except TypeError:
         raise TypeError(
             "gpudiag.diagnose() takes a path (os.PathLike), bytes-like object or str, "

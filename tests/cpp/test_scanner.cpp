@@ -109,6 +109,26 @@ TEST(Scanner, LineNumbersStayExactAcrossRunsOfBlankLines) {
   }
 }
 
+TEST(Scanner, ASizeLimitStopsReadingWhereItSays) {
+  const std::string log = numbered_log(1000, 900);  // the needle lies past the limit
+  DiagnoseOptions o;
+  o.max_bytes = 4096;
+  Stream s(scanner_rules(), o);
+  for (std::size_t i = 0; i < log.size(); i += 1000) s.write(std::string_view(log).substr(i, 1000));
+  EXPECT_TRUE(s.full());
+  Diagnosis d = s.finish();
+  EXPECT_EQ(d.bytes, 4096u);
+  EXPECT_EQ(find(d, "needle"), nullptr);
+  EXPECT_EQ(d.input.damage, "stopped at the size limit of 4096 bytes");
+  EXPECT_EQ(d.input.damage_at, 4096u);
+  EXPECT_EQ(input_problem(d.input), "stopped at the size limit of 4096 bytes");
+  // A device that never ends is read up to the device limit, or the one given.
+  o.max_bytes = 100000;
+  EXPECT_EQ(diagnose_file(scanner_rules(), "/dev/zero", o).bytes, 100000u);
+  // Without a limit, the whole input.
+  EXPECT_TRUE(diagnose_bytes(scanner_rules(), log).input.damage.empty());
+}
+
 TEST(Scanner, MatchStraddlingAChunkBoundaryIsFound) {
   // One long line forces pieces of exactly `chunk` bytes; put the pattern across a cut.
   const std::size_t chunk = 64;

@@ -52,6 +52,21 @@ def test_compressed_and_container_inputs_read_as_their_text(tmp_path):
                                       "damage": cut.input.damage, "damage_at": len(packed) - 6}
 
 
+def test_a_size_limit_stops_reading(tmp_path):
+    log = b"".join(b"step %d loss %.4f\n" % (i, 5 / i) for i in range(1, 2001)) + b"Segmentation fault\n"
+    (tmp_path / "train.log").write_bytes(log)
+    for source in (log, tmp_path / "train.log"):
+        d = gpudiag.diagnose(source, max_bytes=4096)
+        assert (d.bytes, d.input.damage_at) == (4096, 4096) and d.class_ != "segfault"
+        assert d.input.damage == "stopped at the size limit of 4096 bytes"
+        assert gpudiag.diagnose(source).class_ == "segfault"
+    # A device that never ends is read up to 1 GiB without a limit.
+    assert gpudiag.diagnose(pathlib.Path("/dev/zero"), max_bytes=1000).bytes == 1000
+    assert gpudiag.diagnose(pathlib.Path("/dev/zero")).bytes == 1 << 30
+    with pytest.raises(ValueError, match="max_bytes must be a positive number"):
+        gpudiag.diagnose(log, max_bytes=0)
+
+
 def test_diagnosis_attributes_and_verdict_quote_the_evidence():
     d = gpudiag.diagnose(OOM, exit_code=1)
     ev = d.evidence[0]

@@ -90,6 +90,28 @@ def test_a_damaged_archive_is_diagnosed_up_to_the_damage(cli, cache_env, tmp_pat
     assert "  input\n    gzip data: the data ends mid-stream: the file is truncated (byte" in text
 
 
+def test_a_size_limit_stops_reading_and_says_where(cli, cache_env, tmp_path):
+    # /dev/zero never ends: it is read up to 1 GiB, or to --max-bytes.
+    big = tmp_path / "train.log"
+    big.write_bytes(b"".join(b"step %d loss %.4f\n" % (i, 5 / i) for i in range(1, 20001)) +
+                    b"torch.OutOfMemoryError: CUDA out of memory.\n")
+    good = str(EXAMPLES / "segfault_srun.log")
+    r = run(cli, "diagnose", "--max-bytes", "64K", "-f", "jsonl", "/dev/zero", str(big), good, env=cache_env)
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert "/dev/zero: stopped at the size limit of 65536 bytes; diagnosed the 1 line before it" in err
+    assert f"{big}: stopped at the size limit of 65536 bytes" in err
+    zero, cut, whole = (json.loads(x) for x in r.stdout.decode().splitlines())
+    assert zero["bytes"] == 65536 and zero["input"]["damage_at"] == 65536
+    assert cut["bytes"] == 65536 and cut["class"] != "cuda_oom"  # the OOM lay past the limit
+    assert whole["class"] == "segfault" and whole["input"]["damage"] is None
+    unlimited = run(cli, "diagnose", "-f", "jsonl", "/dev/zero", env=cache_env)
+    assert unlimited.returncode == 1 and json.loads(unlimited.stdout)["bytes"] == 1 << 30
+    for bad in ("0", "x", "12Q", "99999999999T"):
+        r = run(cli, "diagnose", "--max-bytes", bad, good, env=cache_env)
+        assert r.returncode == 2 and f"--max-bytes takes a size such as" in r.stderr.decode(), bad
+
+
 def test_usage_errors(cli, cache_env):
     assert run(cli, "diagnose", "--format", "xml", "x", env=cache_env).returncode == 2
     assert run(cli, "diagnose", env=cache_env).returncode == 2

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -27,6 +28,13 @@ struct DiagnoseOptions {
   // more line after the log's last, and its exit status stands in for an
   // exit_code not given.
   std::optional<SchedulerRecord> scheduler;
+  // Reads no more than this many bytes of the input as stored (compressed,
+  // wrapped); 0 for no limit. The diagnosis is of what was read, and its
+  // input says where it stopped (damage). Files that are character devices
+  // but no terminal (/dev/zero, /dev/urandom) are read up to kDeviceLimit
+  // when no limit is given: they never end.
+  std::uint64_t max_bytes = 0;
+  static constexpr std::uint64_t kDeviceLimit = 1ull << 30;
 };
 
 // An input that could not be read; what() names it and says why.
@@ -45,6 +53,8 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
 
   void write(std::string_view bytes);
+  // Whether the size limit (max_bytes) was reached: later writes are ignored.
+  bool full() const;
   Diagnosis finish();
 
  private:

@@ -19,6 +19,11 @@ std::string json_string(std::string_view s);
 struct TextStyle {
   bool color = false;
 };
+// Why the input was read only in part ("gzip data: truncated (byte 8192 of
+// the file)", "stopped at the size limit of 1048576 bytes"); empty when it
+// was read whole.
+std::string input_problem(const InputFormat& input);
+
 // A diagnosis laid out for a terminal; `path` as for to_json.
 std::string to_text(const Diagnosis& d, const std::string& path = {}, const TextStyle& style = {});
 
