@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <cstdint>
 #include <new>
 #include <span>
 
@@ -50,23 +51,34 @@ std::span<char> read_buffer(std::size_t size) {
   return {buffer.get(), size};
 }
 
-}  // namespace
+constexpr std::uint64_t kToTheEnd = UINT64_MAX;
 
-Diagnosis diagnose_fd(std::shared_ptr<const RuleSet> rules, int fd, std::string_view name,
-                      const DiagnoseOptions& options) {
+// Reads `fd` into a diagnosis, to its end or `until` bytes, whichever is first.
+Diagnosis read_all(std::shared_ptr<const RuleSet> rules, int fd, std::string_view name,
+                   const DiagnoseOptions& options, std::uint64_t until) {
   Stream stream(std::move(rules), options);
   const std::span<char> buffer = read_buffer(std::max<std::size_t>(options.chunk_size, 4096));
-  for (;;) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+  std::uint64_t read = 0;
+  while (read < until) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), until - read));
+    ssize_t n = ::read(fd, buffer.data(), want);
     if (n < 0) {
       if (errno == EINTR) continue;
       fail(name, std::strerror(errno));
     }
     if (n == 0) break;
+    read += static_cast<std::uint64_t>(n);
     stream.write({buffer.data(), static_cast<std::size_t>(n)});
     if (stream.full()) break;
   }
   return stream.finish();
+}
+
+}  // namespace
+
+Diagnosis diagnose_fd(std::shared_ptr<const RuleSet> rules, int fd, std::string_view name,
+                      const DiagnoseOptions& options) {
+  return read_all(std::move(rules), fd, name, options, kToTheEnd);
 }
 
 Diagnosis diagnose_file(std::shared_ptr<const RuleSet> rules, const std::filesystem::path& path,
@@ -83,7 +95,12 @@ Diagnosis diagnose_file(std::shared_ptr<const RuleSet> rules, const std::filesys
     DiagnoseOptions o = options;
     if (known && S_ISCHR(st.st_mode) && !::isatty(fd.get()) && o.max_bytes == 0)
       o.max_bytes = DiagnoseOptions::kDeviceLimit;  // /dev/zero never ends
-    d = diagnose_fd(std::move(rules), fd.get(), path.string(), o);
+    // A file is read up to the size it had when opened: one a running job
+    // still writes to, faster than it is read, would never end. Lines written
+    // after are the next diagnosis's. (/proc's files say they are empty.)
+    const bool sized = known && S_ISREG(st.st_mode) && st.st_size > 0;
+    const std::uint64_t until = sized ? static_cast<std::uint64_t>(st.st_size) : kToTheEnd;
+    d = read_all(std::move(rules), fd.get(), path.string(), o, until);
   }
   d.path = path.string();
   return d;

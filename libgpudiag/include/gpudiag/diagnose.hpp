@@ -32,7 +32,8 @@ struct DiagnoseOptions {
   // wrapped); 0 for no limit. The diagnosis is of what was read, and its
   // input says where it stopped (damage). Files that are character devices
   // but no terminal (/dev/zero, /dev/urandom) are read up to kDeviceLimit
-  // when no limit is given: they never end.
+  // when no limit is given: they never end. (diagnose_file reads a regular
+  // file up to the size it had when opened, whatever is appended meanwhile.)
   std::uint64_t max_bytes = 0;
   static constexpr std::uint64_t kDeviceLimit = 1ull << 30;
 };
