@@ -298,3 +298,27 @@ TEST(Scanner, PrefilterHitsAreConfirmedAgainstTheFullPattern) {
   EXPECT_EQ(e->count, 2u);
   EXPECT_EQ(find(scan("disk fullness report\ndisk check\n"), "disk"), nullptr);
 }
+
+// The same bytes give the same JSON whatever the pieces they arrive in, and
+// from memory as from the file.
+TEST(Determinism, JsonDoesNotDependOnThePiecesTheInputArrivesIn) {
+  const auto corpus = std::filesystem::path(GPUDIAG_RULES_DIR).parent_path() / "corpus" / "logs";
+  std::vector<std::filesystem::path> logs;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(corpus))
+    if (e.is_regular_file() && e.path().extension() == ".log") logs.push_back(e.path());
+  std::sort(logs.begin(), logs.end());
+  ASSERT_GT(logs.size(), 400u);
+  const auto rules = shipped_rules();
+  for (std::size_t i = 0; i < logs.size(); i += 9) {
+    const std::string bytes = read_file(logs[i]);
+    const std::string whole = to_json(diagnose_bytes(rules, bytes), logs[i].string());
+    EXPECT_EQ(to_json(diagnose_file(rules, logs[i])), whole) << logs[i];
+    for (std::size_t piece : {std::size_t{1}, std::size_t{7}, std::size_t{4093}}) {
+      if (piece == 1 && bytes.size() > 20000) continue;  // a byte at a time: small logs only
+      Stream stream(rules);
+      for (std::size_t at = 0; at < bytes.size(); at += piece)
+        stream.write(std::string_view(bytes).substr(at, piece));
+      EXPECT_EQ(to_json(stream.finish(), logs[i].string()), whole) << logs[i] << " in pieces of " << piece;
+    }
+  }
+}
