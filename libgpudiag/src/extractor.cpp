@@ -34,6 +34,21 @@ int named_group(pcre2_code* code, const std::string& name) {
   return -1;
 }
 
+// Every match runs under a step limit: a rule's regex that backtracks
+// catastrophically on some line ("((a|aa)+)+$") gives up there, as no match,
+// in about a millisecond, where PCRE2's default of ten million steps took
+// tens of milliseconds a line. The shipped rules need a few hundred steps.
+constexpr uint32_t kMatchSteps = 100'000;
+
+pcre2_match_context* bounded() {
+  static pcre2_match_context* const context = [] {
+    pcre2_match_context* c = pcre2_match_context_create(nullptr);
+    if (c) pcre2_set_match_limit(c, kMatchSteps);
+    return c;
+  }();
+  return context;
+}
+
 }  // namespace
 
 const Extractor::Compiled& Extractor::compiled() const {
@@ -76,7 +91,7 @@ std::optional<std::string> Extractor::find(std::string_view line) const {
       pcre2_match_data_create_from_pattern(c.code, nullptr), &pcre2_match_data_free);
   if (!match) return std::nullopt;
   int rc = pcre2_match(c.code, reinterpret_cast<PCRE2_SPTR>(line.data()), line.size(), 0, 0,
-                       match.get(), nullptr);
+                       match.get(), bounded());
   if (rc <= 0) return std::nullopt;
   // With duplicate names, the value is in whichever same-named group is set.
   const int group = c.value_group;

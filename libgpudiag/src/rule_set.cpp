@@ -83,7 +83,16 @@ void check_conditions(const RuleSet::Impl& impl) {
                             (*condition)->problem());
 }
 
+// Hyperscan's compile time grows faster than the pattern count (10,000
+// literal patterns: half a second; 200,000: nine minutes): a set past these
+// bounds is refused with a reason rather than left compiling.
+constexpr std::uintmax_t kMaxRuleFileBytes = 16u << 20;
+constexpr std::size_t kMaxPatterns = 10'000;
+
 std::string read_rule_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxRuleFileBytes)
+    throw RuleError(path.string(), "", "is " + std::to_string(size >> 20) + " MiB: a rule file may be 16 MiB at most");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RuleError(path.string(), "", "cannot be read");
   std::ostringstream text;
@@ -182,6 +191,11 @@ std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources
   auto parsed = detail::parse_rule_sources(
       sources, impl->origin == "builtin" ? kEmpty : detail::builtin_catalog());
   impl->rules = std::move(parsed.rules);
+  std::size_t patterns = 0;
+  for (const auto& rule : impl->rules) patterns += rule.patterns.size();
+  if (patterns > kMaxPatterns)
+    throw RuleError("", "", "the rule files hold " + std::to_string(patterns) + " patterns: a rule set may hold " +
+                                std::to_string(kMaxPatterns) + " at most (compiling more takes minutes)");
   impl->taxonomy = std::move(parsed.catalog.taxonomy);
   for (const auto& rule : impl->rules) {
     detail::RuleExtractors compiled;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <set>
 
 #include "test_util.hpp"
@@ -270,4 +272,36 @@ TEST(RuleErrors, ClassCardsAreValidated) {
     EXPECT_EQ(e.entity(), "class c1") << c.json;
     EXPECT_NE(e.problem().find(c.problem), std::string::npos) << c.json << " gave: " << e.what();
   }
+}
+
+TEST(RuleErrors, ARegexThatBacktracksCatastrophicallyIsBounded) {
+  // An `unless` filter or extraction that backtracks without end on a line
+  // gives up there, as no match: 2,000 such lines took 35 s before the step
+  // limit, and take well under a second with it.
+  TempDir dir;
+  write_file(dir.path() / "r.json", R"({"rules": [{"id": "x.slow", "class": "segfault", "patterns": ["aaaa"],
+      "unless": "(?:(?:a|aa)+)+$", "extract": {"v": "((?:(?:a|aa)+)+)$"}}]})");
+  const auto rules = RuleSet::load_dir(dir.path(), CacheOptions{false, {}});
+  std::string log;
+  for (int i = 0; i < 2000; ++i) log += std::string(28, 'a') + "!\n";
+  const auto start = std::chrono::steady_clock::now();
+  const Diagnosis d = diagnose_bytes(rules, log);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(d.cls, "segfault");  // the filter gave up: the hit stands
+  EXPECT_LT(seconds, 5.0);
+}
+
+TEST(RuleErrors, SetsTooLargeToCompileInTimeAreRefused) {
+  // Hyperscan took nine minutes over 200,000 patterns: past 10,000 a set is
+  // refused with the count, and a file past 16 MiB before it is read.
+  std::string rules;
+  for (int i = 0; i <= 10'000; ++i)
+    rules += std::string(i ? "," : "") + R"({"id": "x.r)" + std::to_string(i) + R"(", "class": "segfault", "patterns": ["boom )" +
+             std::to_string(i) + R"("]})";
+  auto e = load_error(file_with(rules));
+  EXPECT_NE(std::string(e.what()).find("hold 10001 patterns: a rule set may hold 10000 at most"), std::string::npos)
+      << e.what();
+  auto big = load_error(std::string(17u << 20, ' '));
+  EXPECT_NE(std::string(big.what()).find("10-test.json: is 17 MiB: a rule file may be 16 MiB at most"), std::string::npos)
+      << big.what();
 }
