@@ -133,6 +133,18 @@ def test_a_file_growing_while_read_is_read_to_where_it_ended(cli, cache_env, tmp
     assert r.returncode == 0 and jsonl(r.stdout)[0]["lines"] >= 200000
 
 
+def test_a_file_truncated_while_read_ends_cleanly(cli, cache_env, tmp_path):
+    log = tmp_path / "rotated.log"
+    lines = 400_000
+    log.write_bytes(b"".join(b"step %d loss %.3f\n" % (i, 3 / i) for i in range(1, lines + 1)))
+    child = subprocess.Popen([cli, "diagnose", "-f", "jsonl", str(log)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=cache_env)
+    os.truncate(log, 1000)  # rotated away under the reader, wherever it was
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    assert 0 < jsonl(out)[0]["lines"] <= lines
+
+
 def test_paths_with_spaces_and_newlines(cli, cache_env, tmp_path):
     folder = tmp_path / "job 7"
     folder.mkdir()
