@@ -316,7 +316,7 @@ PYBIND11_MODULE(_core, m) {
       "diagnose_files",
       [](std::shared_ptr<RuleSet> rules,
          std::vector<std::tuple<std::filesystem::path, std::optional<int>, std::optional<std::filesystem::path>>> tasks,
-         unsigned jobs, bool json, std::size_t text_cap) {
+         unsigned jobs, bool json, std::size_t text_cap, std::uint64_t max_bytes) {
         const std::size_t n = tasks.size();
         std::vector<std::optional<Diagnosis>> results(n);
         std::vector<std::string> texts(n);  // the JSON, or the error
@@ -328,7 +328,8 @@ PYBIND11_MODULE(_core, m) {
               const auto& [path, exit_code, scheduler] = tasks[i];
               try {
                 Diagnosis d = diagnose_file(rules, path,
-                                            make_options(exit_code, DiagnoseOptions{}.chunk_size, text_cap, scheduler));
+                                            make_options(exit_code, DiagnoseOptions{}.chunk_size, text_cap, scheduler,
+                                                         max_bytes));
                 if (json) texts[i] = to_json(d);
                 results[i] = std::move(d);
               } catch (const std::exception& e) {
@@ -349,7 +350,7 @@ PYBIND11_MODULE(_core, m) {
         return out;
       },
       py::arg("rules"), py::arg("tasks"), py::arg("jobs") = 1, py::arg("json") = false,
-      py::arg("text_cap") = DiagnoseOptions{}.text_cap);
+      py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("max_bytes") = 0);
 
   m.def(
       "list_logs",

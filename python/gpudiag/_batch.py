@@ -14,6 +14,7 @@ import csv
 import json
 import os
 import pathlib
+import re
 import sys
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, TextIO
@@ -52,6 +53,15 @@ part (its row says so; the others are still written); 2 a usage error.
 """
 
 
+def _size(text: str) -> int:
+    """'1048576', '500M', '2G' (K, M, G, T: powers of 1024), as diagnose's --max-bytes."""
+    match = re.fullmatch(r"(\d+)(?:([KMGTkmgt])(?:iB|ib)?)?", text)
+    if not match or int(match.group(1)) == 0:
+        raise argparse.ArgumentTypeError(f"takes a size such as 1048576, 500M or 2G, not {text!r}")
+    power = " KMGT".index(match.group(2).upper()) if match.group(2) else 0
+    return int(match.group(1)) << (10 * power)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="gpudiag batch", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
@@ -65,6 +75,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="in a DIR, the files to read ('*.log'; '!GLOB' leaves them out), as diagnose's")
     p.add_argument("--hidden", action="store_true", help="in a DIR, read hidden files too")
     p.add_argument("--exit-code", type=int, help="the exit status of every input a manifest gives none")
+    p.add_argument("--max-bytes", type=_size, metavar="SIZE",
+                   help="read no more than SIZE bytes of each input (500M, 2G), as diagnose's --max-bytes")
     p.add_argument("--resume", action="store_true",
                    help="skip the inputs already in OUTPUT and add the others to it")
     bar = p.add_mutually_exclusive_group()
@@ -242,7 +254,8 @@ def run(argv: Sequence[str]) -> int:
     bar = _progress(len(todo), args.progress)
     start = time.perf_counter()
     try:
-        for result, text in files_in_order(todo, args.jobs, None, bar, json=fmt == "jsonl"):
+        for result, text in files_in_order(todo, args.jobs, None, bar, json=fmt == "jsonl",
+                                           max_bytes=args.max_bytes):
             writer.write(result, text)
             summary.add(result)
     finally:

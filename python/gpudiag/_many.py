@@ -95,10 +95,10 @@ def _label(source: Source) -> str:
     return os.fspath(source) if isinstance(source, os.PathLike) else f"<{type(source).__name__}>"
 
 
-def _one(task: Task, rules: Optional[RuleSet]) -> Result:
+def _one(task: Task, rules: Optional[RuleSet], max_bytes: Optional[int] = None) -> Result:
     source, exit_code, record = task
     try:
-        return diagnose(source, exit_code, rules, scheduler=record)
+        return diagnose(source, exit_code, rules, scheduler=record, max_bytes=max_bytes)
     except (OSError, TypeError, ValueError) as e:
         return InputFailure(_label(source), str(e), exit_code)
 
@@ -123,7 +123,7 @@ def _progress(total: int, progress: Optional[bool]) -> Any:
 def diagnose_many(sources: Union[str, "os.PathLike[str]", Iterable[Any]], *, jobs: Optional[int] = None,
                   exit_code: Optional[int] = None, rules: Optional[RuleSet] = None,
                   glob: Sequence[str] = (), hidden: bool = False,
-                  progress: Optional[bool] = None) -> List[Result]:
+                  progress: Optional[bool] = None, max_bytes: Optional[int] = None) -> List[Result]:
     """Diagnose many logs on ``jobs`` threads (default: every core); results in input order.
 
     ``sources`` is a directory (every log below it, as ``gpudiag diagnose DIR``
@@ -134,31 +134,34 @@ def diagnose_many(sources: Union[str, "os.PathLike[str]", Iterable[Any]], *, job
     or ``(source, exit_code)`` pairs. ``exit_code`` applies to every source that
     has none of its own. An input that cannot be read is an ``InputFailure`` in
     its place; the others are still diagnosed. ``progress``: a tqdm bar, shown
-    by default on a terminal or in a notebook.
+    by default on a terminal or in a notebook. ``max_bytes``: read no more
+    than that many bytes of each input, as ``diagnose`` takes it.
     """
+    if max_bytes is not None and (not isinstance(max_bytes, int) or max_bytes <= 0):
+        raise ValueError(f"max_bytes must be a positive number of bytes, not {max_bytes!r}")
     tasks = _tasks(sources, exit_code, glob, hidden)
     bar = _progress(len(tasks), progress)
     try:
-        return list(in_order(tasks, jobs, rules, bar))
+        return list(in_order(tasks, jobs, rules, bar, max_bytes))
     finally:
         if bar is not None:
             bar.close()
 
 
 def in_order(tasks: Sequence[Task], jobs: Optional[int], rules: Optional[RuleSet],
-             bar: Any = None) -> Iterator[Result]:
+             bar: Any = None, max_bytes: Optional[int] = None) -> Iterator[Result]:
     """The results of ``tasks`` in their order, diagnosed on ``jobs`` threads.
     At most a few per thread are in flight or held for order, so memory stays
     bounded however many tasks there are."""
     workers = jobs or os.cpu_count() or 1
     if all(isinstance(t[0], os.PathLike) for t in tasks):
-        yield from (result for result, _ in files_in_order(tasks, workers, rules, bar))
+        yield from (result for result, _ in files_in_order(tasks, workers, rules, bar, max_bytes=max_bytes))
         return
     window = 4 * workers
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending: "deque[Future[Result]]" = deque()
         for task in tasks:
-            pending.append(pool.submit(_one, task, rules))
+            pending.append(pool.submit(_one, task, rules, max_bytes))
             if len(pending) >= window:
                 yield _done(pending.popleft(), bar)
         while pending:
@@ -166,7 +169,7 @@ def in_order(tasks: Sequence[Task], jobs: Optional[int], rules: Optional[RuleSet
 
 
 def files_in_order(tasks: Sequence[Task], jobs: int, rules: Optional[RuleSet], bar: Any = None,
-                   json: bool = False) -> Iterator[Tuple[Result, Optional[str]]]:
+                   json: bool = False, max_bytes: Optional[int] = None) -> Iterator[Tuple[Result, Optional[str]]]:
     """Files diagnosed on ``jobs`` native threads, a chunk at a time, in order:
     each result with its JSON when ``json`` asks for it. The next chunk is
     diagnosed while the caller goes through this one."""
@@ -176,7 +179,7 @@ def files_in_order(tasks: Sequence[Task], jobs: int, rules: Optional[RuleSet], b
 
     def run(part: Sequence[Task]) -> List[Tuple[Any, Optional[str]]]:
         native = [(os.fspath(s), code, os.fspath(record) if record is not None else None) for s, code, record in part]
-        return _core.diagnose_files(ruleset, native, jobs, json)
+        return _core.diagnose_files(ruleset, native, jobs, json, max_bytes=max_bytes or 0)
 
     with ThreadPoolExecutor(max_workers=1) as ahead:
         coming = ahead.submit(run, parts[0]) if parts else None

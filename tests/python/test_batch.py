@@ -125,3 +125,24 @@ def test_without_the_package_it_says_how_to_get_it(cli, cache_env, tmp_path):
         pytest.skip("the system interpreter has gpudiag installed")
     r = subprocess.run([cli, "batch", str(tmp_path)], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 1 and "cannot import the gpudiag package" in r.stderr
+
+
+def test_a_size_limit_applies_to_every_input(cli, cache_env, jobs, tmp_path):
+    root, _ = jobs
+    r = batch(cli, "--max-bytes", "2K", "-j", "2", str(root), env=cache_env)
+    assert r.returncode == 1 and "read in part" in r.stderr, r.stderr  # as for a damaged archive
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    limited = [row for row in rows if row["input"]["damage"] == "stopped at the size limit of 2048 bytes"]
+    assert limited and all(row["input"]["damage_at"] == 2048 for row in limited)
+    assert all(row["input"]["damage"] is None for row in rows if os.path.getsize(row["path"]) < 2048)
+    # The same through the Python API, and a size that is none is refused.
+    many = gpudiag_many(root)
+    assert sorted(d.path for d in many if d.input.damage == "stopped at the size limit of 2048 bytes") == sorted(
+        row["path"] for row in limited)
+    bad = batch(cli, "--max-bytes", "2Q", str(root), env=cache_env)
+    assert bad.returncode == 2 and "--max-bytes: takes a size such as" in bad.stderr
+
+
+def gpudiag_many(root):
+    import gpudiag
+    return gpudiag.diagnose_many(root, max_bytes=2048, progress=False)
