@@ -169,16 +169,16 @@ int run_diagnose(const std::vector<std::string>& args) {
       "options");
   opts.add_options()
       ("help,h", "show this help")
-      ("exit-code", po::value<int>(),
+      ("exit-code", po::value<int>()->value_name("CODE"),
        "the job's exit status (e.g. -9, 137, 1); it counts as evidence and applies to every FILE")
-      ("sacct", po::value<std::string>(),
+      ("sacct", po::value<std::string>()->value_name("FILE"),
        "the scheduler's record of the job: Slurm's 'sacct --json -j ID', 'sacct -P -j ID' or "
        "'scontrol show job ID' output, saved to a file. Its state (TIMEOUT, NODE_FAIL, "
        "PREEMPTED, CANCELLED, OUT_OF_MEMORY, COMPLETED) counts as evidence, read as a line "
        "after the log's last; its exit code stands in for --exit-code. Applies to every FILE")
-      ("format,f", po::value<std::string>()->default_value("text"),
+      ("format,f", po::value<std::string>()->default_value("text")->value_name("FORMAT"),
        "text (for a terminal), json (one array) or jsonl (one object per line)")
-      ("glob,g", po::value<std::vector<std::string>>()->composing(),
+      ("glob,g", po::value<std::vector<std::string>>()->composing()->value_name("GLOB"),
        "in a DIR, read only the files matching GLOB ('*.log', 'rank*/**/*.out'); '!GLOB' "
        "leaves them out; repeatable, the last match decides. A GLOB with a '/' is "
        "matched against the path below DIR, one without against the file name")
@@ -186,12 +186,12 @@ int run_diagnose(const std::vector<std::string>& args) {
       ("job", "each DIR is one job: its files (per-rank or per-node logs: rank3.log, "
               "4714782-3.out, torchrun's --log-dir) are merged into one timeline by the times "
               "their lines state, lines without a rank tagged with the file's, and diagnosed as one log")
-      ("max-bytes", po::value<std::string>(),
+      ("max-bytes", po::value<std::string>()->value_name("SIZE"),
        "read no more than SIZE bytes of each input (e.g. 500M, 2G; K, M, G and T are powers of "
        "1024); the diagnosis is of what was read and says where it stopped, with exit status 1. "
        "Devices that never end (/dev/zero) are read up to 1G unless this says otherwise")
-      ("rules,r", po::value<std::string>(), "a directory of rule files to use instead of the shipped rules")
-      ("color", po::value<std::string>()->default_value("auto"), "auto, always or never")
+      ("rules,r", po::value<std::string>()->value_name("DIR"), "a directory of rule files to use instead of the shipped rules")
+      ("color", po::value<std::string>()->default_value("auto")->value_name("WHEN"), "auto, always or never")
       ("no-cache", "compile the rules without reading or writing the on-disk cache");
   // FILE operands are parsed as an option that --help does not show.
   po::options_description all;
