@@ -96,6 +96,11 @@ HsDatabase load_cached_database(const std::filesystem::path& file, const std::st
   if (checksum(payload) != header.checksum) return nullptr;
   hs_database_t* db = nullptr;
   if (hs_deserialize_database(payload.data(), payload.size(), &db) != HS_SUCCESS) return nullptr;
+  // A file in use is spared by prune_cache: its time moves on, once a day at most.
+  std::error_code ec;
+  const auto now = std::filesystem::file_time_type::clock::now();
+  if (std::filesystem::last_write_time(file, ec) < now - std::chrono::hours(24) && !ec)
+    std::filesystem::last_write_time(file, now, ec);
   return HsDatabase(db);
 }
 
@@ -133,7 +138,23 @@ bool store_cached_database(const std::filesystem::path& file, const std::string&
     std::filesystem::remove(tmp, ec);
     return false;
   }
+  prune_cache(file.parent_path());
   return true;
+}
+
+void prune_cache(const std::filesystem::path& dir, std::chrono::hours unused_for) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto cutoff = fs::file_time_type::clock::now() - unused_for;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    // Only what this cache writes: databases and the temporaries of a store
+    // that was killed midway.
+    if (!(name.ends_with(".hsdb") || name.find(".hsdb.tmp.") != std::string::npos)) continue;
+    std::error_code stat_ec;
+    if (it->is_regular_file(stat_ec) && it->last_write_time(stat_ec) < cutoff && !stat_ec)
+      fs::remove(it->path(), stat_ec);
+  }
 }
 
 }  // namespace gpudiag::detail

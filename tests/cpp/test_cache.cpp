@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 
+#include "db_cache.hpp"
 #include "test_util.hpp"
 
 using namespace gpudiag;
@@ -168,4 +170,30 @@ TEST(Cache, ShippedRulesComeCompiledWithTheLibrary) {
   EXPECT_FALSE(std::filesystem::exists(dir));
   EXPECT_EQ(diagnose_bytes(shipped, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n").cls,
             "cuda_oom");
+}
+
+TEST(Cache, FilesUnusedForAMonthArePrunedWhenAnotherIsStored) {
+  // Every change of the rules or of gpudiag leaves its files: a store removes
+  // those not used for 30 days; a file read from keeps its place.
+  TempDir rules, cache;
+  write_file(rules.path() / "r.json", kRules);
+  const auto month_ago = std::filesystem::file_time_type::clock::now() - std::chrono::hours(24 * 31);
+  const auto stale = cache.path() / "0123456789abcdef0123456789abcdef-t0f0.hsdb";
+  const auto killed = cache.path() / "0123456789abcdef0123456789abcdef-t0f0.hsdb.tmp.4242";
+  const auto other = cache.path() / "notes.txt";
+  for (const auto& f : {stale, killed, other}) {
+    write_file(f, "x");
+    std::filesystem::last_write_time(f, month_ago);
+  }
+  auto first = load(rules, cache.path());
+  EXPECT_EQ(first->cache_outcome(), CacheOutcome::compiled_and_stored);
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_FALSE(std::filesystem::exists(killed));
+  EXPECT_TRUE(std::filesystem::exists(other));  // not the cache's: never touched
+  // A file last written a month ago but read today is moved on, and spared.
+  std::filesystem::last_write_time(first->cache_file(), month_ago);
+  EXPECT_EQ(load(rules, cache.path())->cache_outcome(), CacheOutcome::hit);
+  EXPECT_GT(std::filesystem::last_write_time(first->cache_file()), month_ago + std::chrono::hours(24));
+  detail::prune_cache(cache.path());
+  EXPECT_TRUE(std::filesystem::exists(first->cache_file()));
 }
