@@ -66,6 +66,12 @@ def replay(build: pathlib.Path, targets: List[str]) -> int:
     failed = 0
     for target in targets:
         inputs = [str(p) for p in seed_sources(target) + regressions(target)]
+        if target == "rules":
+            singles = build / "seeds" / "rules-single"
+            shutil.rmtree(singles, ignore_errors=True)
+            singles.mkdir(parents=True)
+            write_rule_seeds(singles)
+            inputs += sorted(str(p) for p in singles.iterdir())
         start = time.perf_counter()
         r = subprocess.run([str(binary(build, target)), *inputs], capture_output=True, text=True)
         took = time.perf_counter() - start
