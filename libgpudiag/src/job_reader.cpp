@@ -1,6 +1,7 @@
 // One job from many files: per-rank or per-node logs merged into one
 // timeline and diagnosed as one log.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -43,6 +44,10 @@ class LineSource {
   LineSource(const fs::path& path, std::optional<int> rank)
       : path_(path), rank_(rank), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
     if (fd_ < 0) throw InputError(path.string() + ": " + std::strerror(errno));
+    // As diagnose_file: a file is read up to the size it had when opened.
+    struct stat st;
+    if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+      left_ = static_cast<std::uint64_t>(st.st_size);
   }
   ~LineSource() { ::close(fd_); }
   LineSource(const LineSource&) = delete;
@@ -52,9 +57,12 @@ class LineSource {
   // carries none; false at the end.
   bool next(std::string& line) {
     std::size_t nl;
-    while ((nl = text_.find('\n', taken_)) == std::string::npos && !ended_) fill();
+    while ((nl = text_.find('\n', taken_)) == std::string::npos && !ended_ && text_.size() - taken_ < kMaxLine)
+      fill();
     if (taken_ >= text_.size()) return false;
-    const std::size_t end = nl == std::string::npos ? text_.size() : nl + 1;
+    // A line longer than kMaxLine is taken a piece at a time: memory stays
+    // bounded whatever the file holds.
+    const std::size_t end = nl != std::string::npos ? nl + 1 : std::min(text_.size(), taken_ + kMaxLine);
     const std::string_view raw = std::string_view(text_).substr(taken_, end - taken_);
     taken_ = end;
     line.clear();
@@ -75,9 +83,12 @@ class LineSource {
     text_.erase(0, taken_);
     taken_ = 0;
     char buffer[1 << 16];
-    ssize_t n;
-    do n = ::read(fd_, buffer, sizeof buffer);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = 0;
+    if (left_ > 0) {
+      do n = ::read(fd_, buffer, static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buffer, left_)));
+      while (n < 0 && errno == EINTR);
+      if (n > 0) left_ -= static_cast<std::uint64_t>(n);
+    }
     if (n < 0) throw InputError(path_.string() + ": " + std::strerror(errno));
     if (n > 0) return decompressor_.write({buffer, static_cast<std::size_t>(n)});
     decompressor_.finish();
@@ -87,9 +98,11 @@ class LineSource {
                           decompressor_.damage(), decompressor_.damage_at()};
   }
 
+  static constexpr std::size_t kMaxLine = 1 << 20;
   fs::path path_;
   std::optional<int> rank_;
   int fd_;
+  std::uint64_t left_ = UINT64_MAX;  // bytes still to read: the size at open, for a file
   std::string text_;
   std::size_t taken_ = 0;
   bool ended_ = false;

@@ -46,6 +46,23 @@ def test_a_line_of_two_gigabytes_costs_bounded_memory(cli, cache_env):
     assert tight.returncode != 0
 
 
+def test_a_long_line_in_a_job_costs_bounded_memory(cli, cache_env, tmp_path):
+    # Merging a job's files reads them line by line: a 96 MiB line is taken a
+    # piece at a time, under the same 64 MiB data limit.
+    job = tmp_path / "4714782"
+    job.mkdir()
+    with open(job / "rank0.log", "wb") as f:
+        f.write(b"x" * (96 << 20) + b"\nSegmentation fault\n")
+    (job / "rank1.log").write_bytes(b"step 1 loss 2.0\n")
+
+    def capped():
+        resource.setrlimit(resource.RLIMIT_DATA, (64 << 20, 64 << 20))
+
+    r = run(cli, "diagnose", "-f", "jsonl", "--job", str(job), env=cache_env, preexec_fn=capped)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["class"] == "segfault"
+
+
 def test_peak_memory_of_a_long_line_from_python():
     # The same bound in-process: the line is cut into pieces, never held whole.
     d = gpudiag.diagnose(pathlib.Path("/dev/zero"), max_bytes=256 << 20)
