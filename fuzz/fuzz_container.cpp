@@ -6,15 +6,7 @@
 #include <string>
 
 #include "gpudiag/gpudiag.hpp"
-
-namespace {
-
-const std::shared_ptr<const gpudiag::RuleSet>& rules() {
-  static const auto set = gpudiag::RuleSet::builtin(gpudiag::CacheOptions{false, {}});
-  return set;
-}
-
-}  // namespace
+#include "shipped_rules.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
@@ -24,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   log.append(reinterpret_cast<const char*>(data) + 1, size - 1);
   gpudiag::DiagnoseOptions options;
   options.chunk_size = 64 + (data[0] >> 1) * 16;
-  const auto d = gpudiag::diagnose_bytes(rules(), log, options);
+  const auto d = gpudiag::diagnose_bytes(shipped_rules(), log, options);
   (void)gpudiag::to_json(d);
   return 0;
 }

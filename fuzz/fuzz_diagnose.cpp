@@ -6,15 +6,7 @@
 #include <string_view>
 
 #include "gpudiag/gpudiag.hpp"
-
-namespace {
-
-const std::shared_ptr<const gpudiag::RuleSet>& rules() {
-  static const auto set = gpudiag::RuleSet::builtin(gpudiag::CacheOptions{false, {}});
-  return set;
-}
-
-}  // namespace
+#include "shipped_rules.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 3) return 0;
@@ -27,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (data[2] & 1) options.exit_code = static_cast<int>(data[2]) - 128;
   const std::string_view log(reinterpret_cast<const char*>(data) + 3, size - 3);
 
-  gpudiag::Stream stream(rules(), options);
+  gpudiag::Stream stream(shipped_rules(), options);
   for (std::size_t i = 0; i < log.size(); i += write) stream.write(log.substr(i, write));
   const gpudiag::Diagnosis d = stream.finish();
   (void)gpudiag::to_json(d, "fuzz.log");

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "gpudiag/gpudiag.hpp"
+#include "shipped_rules.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -13,10 +14,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const gpudiag::SchedulerRecord record = gpudiag::parse_scheduler_record(text, "fuzz.sacct");
     (void)record.render();
     (void)record.exit_status();
-    static const auto rules = gpudiag::RuleSet::builtin(gpudiag::CacheOptions{false, {}});
     gpudiag::DiagnoseOptions options;
     options.scheduler = record;
-    (void)gpudiag::to_json(gpudiag::diagnose_bytes(rules, "step 1 loss 2.5\n", options));
+    (void)gpudiag::to_json(gpudiag::diagnose_bytes(shipped_rules(), "step 1 loss 2.5\n", options));
   } catch (const gpudiag::InputError&) {
   }
   return 0;

@@ -31,8 +31,7 @@ def diagnose(source: Source, exit_code: Optional[int] = None,
     never ends (``/dev/zero``) is read up to 1 GiB when it is not given. The
     GIL is released while the log is scanned.
     """
-    if max_bytes is not None and (not isinstance(max_bytes, int) or max_bytes <= 0):
-        raise ValueError(f"max_bytes must be a positive number of bytes, not {max_bytes!r}")
+    _check_max_bytes(max_bytes)
     ruleset = (rules or default_rules())._native
     record = os.fspath(scheduler) if scheduler is not None else None
     if isinstance(source, os.PathLike):
@@ -80,3 +79,9 @@ def diagnose_job(files: Union["os.PathLike[str]", str, Iterable[Union["os.PathLi
         paths = tuple(os.fspath(p) for p in files)
     return _core.diagnose_job(ruleset, list(paths), exit_code, text_cap=text_cap, name=directory or "",
                               scheduler=os.fspath(scheduler) if scheduler is not None else None)
+
+
+def _check_max_bytes(max_bytes: Optional[int]) -> None:
+    """The one check of a size limit, for every entry point that takes one."""
+    if max_bytes is not None and (not isinstance(max_bytes, int) or max_bytes <= 0):
+        raise ValueError(f"max_bytes must be a positive number of bytes, not {max_bytes!r}")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _core
-from ._diagnose import Source, diagnose
+from ._diagnose import Source, _check_max_bytes, diagnose
 from ._rules import RuleSet, default_rules
 from ._types import Diagnosis
 
@@ -137,8 +137,7 @@ def diagnose_many(sources: Union[str, "os.PathLike[str]", Iterable[Any]], *, job
     by default on a terminal or in a notebook. ``max_bytes``: read no more
     than that many bytes of each input, as ``diagnose`` takes it.
     """
-    if max_bytes is not None and (not isinstance(max_bytes, int) or max_bytes <= 0):
-        raise ValueError(f"max_bytes must be a positive number of bytes, not {max_bytes!r}")
+    _check_max_bytes(max_bytes)
     tasks = _tasks(sources, exit_code, glob, hidden)
     bar = _progress(len(tasks), progress)
     try:
