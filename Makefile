@@ -83,11 +83,13 @@ test-sanitize: deps
 	@echo "== fuzz targets over their seeds and past crashes =="
 	$(SAN_ENV) $(PYTHON) fuzz/run.py replay --build $(SAN_BUILD)
 
-# libFuzzer (clang from Debian) on each fuzz target for FUZZ_SECONDS, with
-# ASan and UBSan; FUZZ_JOBS processes each. The table at the end is the
-# README's. Crashes go to fuzz/crashes/.
+# libFuzzer (clang from Debian) on each fuzz target for FUZZ_SECONDS (or
+# FUZZ_RUNS executions, when given), with ASan and UBSan; FUZZ_JOBS processes
+# each. The table at the end is the README's. Crashes go to fuzz/crashes/.
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
+FUZZ_RUNS ?= 0
+FUZZ_TARGETS ?= diagnose rules container scheduler
 FUZZ_BUILD := build-fuzz
 FUZZ_DEBS := clang-14 libclang-rt-14-dev
 fuzz: deps
@@ -101,7 +103,8 @@ fuzz: deps
 	  -DGPUDIAG_BUILD_TESTS=OFF -DGPUDIAG_BUILD_BENCH=OFF -DGPUDIAG_BUILD_FUZZ=ON \
 	  -DGPUDIAG_FUZZ_ENGINE=libfuzzer >/dev/null
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	$(PYTHON) fuzz/run.py fuzz --build $(FUZZ_BUILD) --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
+	$(PYTHON) fuzz/run.py fuzz --build $(FUZZ_BUILD) --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS) \
+	  --runs $(FUZZ_RUNS) --targets $(FUZZ_TARGETS)
 
 # Scores gpudiag and the baselines on the published corpus, then on the project's own.
 eval: python

@@ -2,9 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cctype>
 #include <charconv>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <set>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -101,9 +106,7 @@ std::string json_fields_help() {
   for (auto [name, field] : properties) {
     std::string_view description;
     if (field["description"].get(description)) description = "";
-    std::string line = "  " + std::string(name);
-    line.resize(std::max<std::size_t>(line.size() + 1, 15), ' ');
-    out += line + std::string(description) + "\n";
+    out += help_row(std::string(name), std::string(description), 15);
   }
   return out + "An input that could not be read appears as {path, error}.\n";
 }
@@ -152,23 +155,163 @@ Diagnosis diagnose_directory_as_job(const std::shared_ptr<const RuleSet>& rules,
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kDiagnoseUsage = R"(usage: gpudiag diagnose [options] [FILE|DIR...]
+
+Diagnoses each log and prints a verdict: the class, who owns the problem,
+the lines that show it, what it implies and what the log cannot tell.
+
+inputs as they are found:
+  '-'                   standard input; also read when no FILE is given and
+                        standard input is not a terminal ('kubectl logs ... |
+                        gpudiag diagnose')
+  DIR                   every file below it, recursively, in path order, but
+                        hidden and binary ones (narrow it with --glob)
+  compressed            gzip, zstd, bzip2 and xz, known by content, whatever
+                        the name; a truncated or corrupt archive is diagnosed
+                        up to where it broke, and says so
+  container logs        Docker's JSON lines ({"log": ..., "stream": ...}) and
+                        CRI records (TIMESTAMP stderr F text: /var/log/pods)
+                        are unwrapped
+
+formats:
+  text                  the verdict, a dozen lines a log (the default)
+  brief                 one line a log, as grep writes a match:
+                        PATH:LINE: CLASS (OWNER, CONFIDENCE): TEXT, where LINE
+                        and TEXT are the deciding line (left out when no line
+                        decided)
+  json, jsonl           one array, or one object a line; the fields below
+
+)";
+
+constexpr const char* kDiagnoseExamples = R"(
+examples:
+  gpudiag diagnose train.log
+  gpudiag diagnose --format brief --stats logs/
+  gpudiag diagnose --fail-on owner:infra,class:cuda_oom logs/ || page-oncall
+  gpudiag diagnose --exit-code -9 --format json rank*.log
+)";
+
+constexpr const char* kDiagnoseStatus = R"(
+exit status: 0 all diagnosed; 1 an input could not be read, or only in part
+(the others are still diagnosed); 2 a usage error or rules that do not load;
+3 with --fail-on, a diagnosis matched it (this wins over 1).
+)";
+
+// --fail-on's criteria: a diagnosis matches when any (field, value) pair does.
+using FailOn = std::vector<std::pair<std::string, std::string>>;
+
+// The values each --fail-on field takes, from the rule set's taxonomy: a
+// misspelt class is a usage error, not an alert that never fires.
+std::map<std::string, std::set<std::string>> fail_on_values(const RuleSet& rules) {
+  std::map<std::string, std::set<std::string>> values;
+  for (const auto& c : rules.taxonomy().classes) {
+    values["class"].insert(c.id);
+    values["owner"].insert(c.owner);
+    values["family"].insert(c.family);
+    values["g15"].insert(c.g15);
+  }
+  values["owner"].insert("none");
+  values["g15"].insert("generic");
+  return values;
+}
+
+// "owner:infra,class:cuda_oom" (repeatable) into criteria; nullopt after
+// saying on stderr what is wrong.
+std::optional<FailOn> parse_fail_on(const std::vector<std::string>& specs, const RuleSet& rules) {
+  const auto known = fail_on_values(rules);
+  FailOn criteria;
+  for (const std::string& spec : specs) {
+    std::size_t begin = 0;
+    while (begin <= spec.size()) {
+      const std::size_t comma = std::min(spec.find(',', begin), spec.size());
+      const std::string item = spec.substr(begin, comma - begin);
+      begin = comma + 1;
+      const std::size_t colon = item.find(':');
+      const std::string field = item.substr(0, colon), value = colon == std::string::npos ? "" : item.substr(colon + 1);
+      const auto values = known.find(field);
+      if (colon == std::string::npos || values == known.end()) {
+        std::cerr << "gpudiag diagnose: --fail-on takes FIELD:VALUE pairs (class, owner, family or g15), "
+                     "such as owner:infra,class:cuda_oom; not '" << item << "'\n";
+        return std::nullopt;
+      }
+      if (!values->second.count(value)) {
+        std::cerr << "gpudiag diagnose: --fail-on " << field << ":" << value << ": no such " << field
+                  << " (one of:";
+        for (const auto& v : values->second) std::cerr << " " << v;
+        std::cerr << ")\n";
+        return std::nullopt;
+      }
+      criteria.emplace_back(field, value);
+    }
+  }
+  return criteria;
+}
+
+bool matches(const Diagnosis& d, const FailOn& criteria) {
+  for (const auto& [field, value] : criteria) {
+    const std::string& actual = field == "class" ? d.cls : field == "owner" ? d.owner : field == "family" ? d.family : d.g15;
+    if (actual == value) return true;
+  }
+  return false;
+}
+
+// What --stats prints on stderr when the inputs are done, like `rg --stats`.
+struct Stats {
+  std::size_t inputs = 0, diagnosed = 0, unreadable = 0;
+  std::uint64_t bytes = 0;
+  std::map<std::string, std::size_t> by_owner, by_class;
+
+  void add(const Diagnosis& d) {
+    ++inputs;
+    ++diagnosed;
+    bytes += d.bytes;
+    ++by_owner[d.owner];
+    ++by_class[d.cls];
+  }
+  void add_failure() {
+    ++inputs;
+    ++unreadable;
+  }
+  void print(std::ostream& out, double seconds) const {
+    char line[160];
+    std::snprintf(line, sizeof line, "%zu input%s: %zu diagnosed, %zu could not be read; %.2f MiB of text in %.3f s\n",
+                  inputs, inputs == 1 ? "" : "s", diagnosed, unreadable, static_cast<double>(bytes) / (1 << 20), seconds);
+    out << line;
+    table(out, "owner", by_owner);
+    table(out, "class", by_class);
+  }
+  // Most frequent first, then by name: the one to look at leads.
+  static void table(std::ostream& out, const char* title, const std::map<std::string, std::size_t>& counts) {
+    std::vector<std::pair<std::string, std::size_t>> rows(counts.begin(), counts.end());
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::size_t width = std::strlen(title);
+    for (const auto& row : rows) width = std::max(width, row.first.size());
+    char line[256];
+    std::snprintf(line, sizeof line, "%-*s %6s\n", static_cast<int>(width), title, "logs");
+    out << line;
+    for (const auto& [name, n] : rows) {
+      std::snprintf(line, sizeof line, "%-*s %6zu\n", static_cast<int>(width), name.c_str(), n);
+      out << line;
+    }
+  }
+};
+
+}  // namespace
+
 int run_diagnose(const std::vector<std::string>& args) {
-  po::options_description opts(
-      "usage: gpudiag diagnose [options] FILE|DIR...\n\n"
-      "Diagnoses each log and prints a verdict: the class, who owns the problem,\n"
-      "the lines that show it, what it implies and what the log cannot tell.\n\n"
-      "inputs as they are found:\n"
-      "  '-'             reads standard input\n"
-      "  DIR             every file below it, recursively, in path order, but hidden\n"
-      "                  and binary ones (narrow it with --glob)\n"
-      "  compressed      gzip, zstd, bzip2 and xz, known by content, whatever the name;\n"
-      "                  a truncated or corrupt archive is diagnosed up to where it\n"
-      "                  broke, and says so\n"
-      "  container logs  Docker's JSON lines ({\"log\": ..., \"stream\": ...}) and CRI\n"
-      "                  records (TIMESTAMP stderr F text: /var/log/pods) are unwrapped\n\n"
-      "options");
+  po::options_description opts;
   opts.add_options()
       ("help,h", "show this help")
+      ("format,f", po::value<std::string>()->default_value("text")->value_name("FORMAT"),
+       "text, brief, json or jsonl (above)")
+      ("stats", "when the inputs are done, print on stderr how many were diagnosed and how many "
+                "logs each owner and each class has")
+      ("fail-on", po::value<std::vector<std::string>>()->composing()->value_name("FIELD:VALUE,..."),
+       "exit with status 3 when any input's diagnosis has one of these values: class:cuda_oom, "
+       "owner:infra, family:..., g15:...; pairs separated by commas, or the option repeated. For "
+       "scripts and alerting; the output is unchanged")
       ("exit-code", po::value<int>()->value_name("CODE"),
        "the job's exit status (e.g. -9, 137, 1); it counts as evidence and applies to every FILE")
       ("sacct", po::value<std::string>()->value_name("FILE"),
@@ -176,8 +319,6 @@ int run_diagnose(const std::vector<std::string>& args) {
        "'scontrol show job ID' output, saved to a file. Its state (TIMEOUT, NODE_FAIL, "
        "PREEMPTED, CANCELLED, OUT_OF_MEMORY, COMPLETED) counts as evidence, read as a line "
        "after the log's last; its exit code stands in for --exit-code. Applies to every FILE")
-      ("format,f", po::value<std::string>()->default_value("text")->value_name("FORMAT"),
-       "text (for a terminal), json (one array) or jsonl (one object per line)")
       ("glob,g", po::value<std::vector<std::string>>()->composing()->value_name("GLOB"),
        "in a DIR, read only the files matching GLOB ('*.log', 'rank*/**/*.out'); '!GLOB' "
        "leaves them out; repeatable, the last match decides. A GLOB with a '/' is "
@@ -206,14 +347,13 @@ int run_diagnose(const std::vector<std::string>& args) {
     return kUsage;
   }
   if (vm.count("help")) {
-    std::cout << opts << "\n" << json_fields_help()
-              << "\nexit status: 0 all diagnosed, 1 an input could not be read, or only in part\n"
-                 "(the others are still diagnosed), 2 a usage error or rules that do not load.\n";
+    std::cout << kDiagnoseUsage << format_options(opts) << "\n" << json_fields_help() << kDiagnoseExamples
+              << kDiagnoseStatus;
     return kOk;
   }
   const std::string format = vm["format"].as<std::string>();
-  if (format != "text" && format != "json" && format != "jsonl") {
-    std::cerr << "gpudiag diagnose: --format must be text, json or jsonl, not '" << format << "'\n";
+  if (format != "text" && format != "brief" && format != "json" && format != "jsonl") {
+    std::cerr << "gpudiag diagnose: --format must be text, brief, json or jsonl, not '" << format << "'\n";
     return kUsage;
   }
   const std::string color = vm["color"].as<std::string>();
@@ -221,12 +361,23 @@ int run_diagnose(const std::vector<std::string>& args) {
     std::cerr << "gpudiag diagnose: --color must be auto, always or never, not '" << color << "'\n";
     return kUsage;
   }
-  if (!vm.count("file")) {
-    std::cerr << "gpudiag diagnose: no FILE given (use '-' to read standard input)\n";
+  // As grep and rg do: no FILE reads a pipe, but never waits on a terminal.
+  std::vector<std::string> operands;
+  if (vm.count("file")) operands = vm["file"].as<std::vector<std::string>>();
+  else if (!::isatty(STDIN_FILENO)) operands = {"-"};
+  else {
+    std::cerr << "gpudiag diagnose: no FILE given (give '-' or a pipe to read standard input; see "
+                 "'gpudiag diagnose --help')\n";
     return kUsage;
   }
   const std::shared_ptr<const RuleSet> rules = load_rules(vm);
   if (!rules) return kUsage;
+  FailOn fail_on;
+  if (vm.count("fail-on")) {
+    const auto parsed = parse_fail_on(vm["fail-on"].as<std::vector<std::string>>(), *rules);
+    if (!parsed) return kUsage;
+    fail_on = *parsed;
+  }
 
   DiagnoseOptions options;
   if (vm.count("exit-code")) options.exit_code = vm["exit-code"].as<int>();
@@ -252,8 +403,10 @@ int run_diagnose(const std::vector<std::string>& args) {
   if (vm.count("glob")) filter.globs = vm["glob"].as<std::vector<std::string>>();
   filter.hidden = vm.count("hidden") > 0;
   int status = kOk;
+  bool matched = false;
+  Stats stats;
+  const auto started = std::chrono::steady_clock::now();
   const bool job = vm.count("job") > 0;
-  const std::vector<std::string> operands = vm["file"].as<std::vector<std::string>>();
   if (job) {
     for (const std::string& o : operands)
       if (std::error_code ec; !std::filesystem::is_directory(o, ec)) {
@@ -263,6 +416,7 @@ int run_diagnose(const std::vector<std::string>& args) {
   }
   const std::vector<std::string> files = job ? operands : expand_operands(operands, filter, status);
   bool first = true;
+  const bool plain = format == "text" || format == "brief";
   if (format == "json") std::cout << "[\n";
   for (const auto& file : files) {
     std::string rendered;
@@ -274,12 +428,16 @@ int run_diagnose(const std::vector<std::string>& args) {
                   << (d.lines == 1 ? " line" : " lines") << " before it\n";
         status = kInputFailed;
       }
+      stats.add(d);
+      matched = matched || matches(d, fail_on);
       if (format == "text") rendered = to_text(d, {}, style);
+      else if (format == "brief") rendered = to_brief(d, {}, style) + "\n";
       else rendered = to_json(d, {}, format == "json" ? 2 : 0);
     } catch (const std::exception& e) {
       std::cerr << "gpudiag: " << e.what() << "\n";
       status = kInputFailed;
-      if (format == "text") continue;
+      stats.add_failure();
+      if (plain) continue;
       rendered = error_json(file, e.what(), format == "json" ? 2 : 0);
     }
     if (format == "json") {
@@ -288,13 +446,15 @@ int run_diagnose(const std::vector<std::string>& args) {
     } else if (format == "jsonl") {
       std::cout << rendered << "\n";
     } else {
-      std::cout << (first ? "" : "\n") << rendered;
+      std::cout << (first || format == "brief" ? "" : "\n") << rendered;
     }
     std::cout.flush();
     first = false;
   }
   if (format == "json") std::cout << (first ? "]\n" : "\n]\n");
-  return status;
+  if (vm.count("stats"))
+    stats.print(std::cerr, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  return matched ? kMatched : status;
 }
 
 namespace {
@@ -329,28 +489,32 @@ int check_rules(const po::variables_map& vm) {
   return failures.empty() ? kOk : kInputFailed;
 }
 
-void list_rules_json(const RuleSet& rules) {
-  std::cout << "[";
+// One rule as a JSON object, on one line.
+std::string rule_json(const Rule& r) {
+  std::string out = "{\"id\": " + json_string(r.id) + ", \"class\": " + (r.cls.empty() ? "null" : json_string(r.cls)) +
+                    ", \"g15\": " + (r.cls.empty() ? "null" : json_string(r.g15)) +
+                    ", \"role\": " + json_string(std::string(to_string(r.role))) + ", \"patterns\": [";
+  for (std::size_t i = 0; i < r.patterns.size(); ++i) out += (i ? ", " : "") + json_string(r.patterns[i].regex);
+  return out + "], \"examples\": " + std::to_string(r.examples.size()) + ", \"source\": " + json_string(r.source) + "}";
+}
+
+// json: one array, a rule a line; jsonl: one object a line.
+void list_rules_json(const RuleSet& rules, bool lines) {
   bool first = true;
+  if (!lines) std::cout << "[";
   for (const auto& r : rules.rules()) {
-    std::cout << (first ? "\n  " : ",\n  ") << "{\"id\": " << json_string(r.id) << ", \"class\": "
-              << (r.cls.empty() ? "null" : json_string(r.cls)) << ", \"g15\": "
-              << (r.cls.empty() ? "null" : json_string(r.g15)) << ", \"role\": "
-              << json_string(std::string(to_string(r.role))) << ", \"patterns\": [";
-    for (std::size_t i = 0; i < r.patterns.size(); ++i)
-      std::cout << (i ? ", " : "") << json_string(r.patterns[i].regex);
-    std::cout << "], \"examples\": " << r.examples.size() << ", \"source\": " << json_string(r.source)
-              << "}";
+    if (lines) std::cout << rule_json(r) << "\n";
+    else std::cout << (first ? "\n  " : ",\n  ") << rule_json(r);
     first = false;
   }
-  std::cout << "\n]\n";
+  if (!lines) std::cout << "\n]\n";
 }
 
 }  // namespace
 
 int run_rules(const std::vector<std::string>& args) {
   const char* usage =
-      "usage: gpudiag rules list [--rules DIR] [--format text|json]\n"
+      "usage: gpudiag rules list [--rules DIR] [--format text|json|jsonl]\n"
       "       gpudiag rules check [DIR]\n\n"
       "list   the rules in priority order (earlier rules win)\n"
       "check  load and compile a rules directory (default: the shipped rules) and run\n"
@@ -364,10 +528,11 @@ int run_rules(const std::vector<std::string>& args) {
   }
   const std::string sub = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  po::options_description opts("options");
+  po::options_description opts;
   opts.add_options()("help,h", "show this help")
-      ("rules,r", po::value<std::string>(), "rules directory (default: the shipped rules)")
-      ("format,f", po::value<std::string>()->default_value("text"), "text or json")
+      ("rules,r", po::value<std::string>()->value_name("DIR"), "list: the rules directory (default: the shipped rules)")
+      ("format,f", po::value<std::string>()->default_value("text")->value_name("FORMAT"),
+       "list: text (a table), json (one array) or jsonl (one object a line)")
       ("no-cache", "do not read or write the on-disk cache");
   po::options_description all;
   all.add(opts).add_options()("dir", po::value<std::string>());
@@ -381,7 +546,7 @@ int run_rules(const std::vector<std::string>& args) {
     return kUsage;
   }
   if (vm.count("help")) {
-    std::cout << usage << "\n" << opts;
+    std::cout << usage << "\n" << format_options(opts);
     return kOk;
   }
   if (sub == "check") return check_rules(vm);
@@ -395,14 +560,14 @@ int run_rules(const std::vector<std::string>& args) {
     return kUsage;
   }
   const std::string format = vm["format"].as<std::string>();
-  if (format != "text" && format != "json") {
-    std::cerr << "gpudiag rules list: --format must be text or json\n";
+  if (format != "text" && format != "json" && format != "jsonl") {
+    std::cerr << "gpudiag rules list: --format must be text, json or jsonl, not '" << format << "'\n";
     return kUsage;
   }
   const std::shared_ptr<const RuleSet> rules = load_rules(vm);
   if (!rules) return kUsage;
-  if (format == "json") {
-    list_rules_json(*rules);
+  if (format != "text") {
+    list_rules_json(*rules, format == "jsonl");
     return kOk;
   }
   std::cout << "rules from " << rules->origin() << " (" << rules->rules().size()

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
 #include <memory>
 #include <string>
@@ -11,8 +12,15 @@ namespace gpudiag::cli {
 
 // Exit statuses of the gpudiag command (documented in the README and --help).
 // 0: it ran; 1: an input could not be read (diagnose) or an example failed
-// (rules check); 2: a usage error, or rules that do not load, in every command.
-enum Status : int { kOk = 0, kInputFailed = 1, kUsage = 2 };
+// (rules check); 2: a usage error, or rules that do not load, in every command;
+// 3: a diagnosis matched what --fail-on names (diagnose, only when asked).
+enum Status : int { kOk = 0, kInputFailed = 1, kUsage = 2, kMatched = 3 };
+
+// The options of a command as the top-level help lays them out: "-f, --format
+// FORMAT", descriptions in one column, wrapped at 80.
+std::string format_options(const boost::program_options::options_description& opts);
+// "  NAME  text wrapped at 80, continued in `column`", a line of a help list.
+std::string help_row(const std::string& name, const std::string& text, std::size_t column = 24);
 
 // The rule set the options name (--rules DIR, --no-cache), or the shipped
 // one; on a rule file that does not load, says why on stderr and returns null

@@ -31,12 +31,13 @@ options:
 
 examples:
   gpudiag diagnose train.log
+  gpudiag diagnose --format brief --stats logs/
   gpudiag diagnose --exit-code -9 --format json rank*.log
-  kubectl logs job/train | gpudiag diagnose -
+  kubectl logs job/train | gpudiag diagnose
 
 exit status: 0 when it ran; 1 when an input could not be read (the others are
 still diagnosed) or a rule's example failed; 2 on a usage error or rules that
-do not load, in every command.
+do not load, in every command; 3 when 'diagnose --fail-on' matched.
 )";
 
 // The interpreter that has the gpudiag package: $GPUDIAG_PYTHON, else the

@@ -94,13 +94,14 @@ void print_json(const Taxonomy& t) {
 }  // namespace
 
 int run_taxonomy(const std::vector<std::string>& args) {
-  po::options_description opts(
+  const char* usage =
       "usage: gpudiag taxonomy [--rules DIR] [--format text|json|markdown]\n\n"
       "The classes gpudiag can report: the shipped ones and those a rules directory\n"
-      "declares. --format markdown writes docs/taxonomy.md.\n\noptions");
+      "declares. --format markdown writes docs/taxonomy.md.\n\n";
+  po::options_description opts;
   opts.add_options()("help,h", "show this help")
-      ("rules,r", po::value<std::string>(), "rules directory (default: the shipped rules)")
-      ("format,f", po::value<std::string>()->default_value("text"), "text, json or markdown");
+      ("rules,r", po::value<std::string>()->value_name("DIR"), "rules directory (default: the shipped rules)")
+      ("format,f", po::value<std::string>()->default_value("text")->value_name("FORMAT"), "text, json or markdown");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(opts).run(), vm);
@@ -110,7 +111,7 @@ int run_taxonomy(const std::vector<std::string>& args) {
     return kUsage;
   }
   if (vm.count("help")) {
-    std::cout << opts;
+    std::cout << usage << format_options(opts);
     return kOk;
   }
   const std::string format = vm["format"].as<std::string>();

@@ -3,6 +3,7 @@
 that ever crashed it (make test-sanitize, and after a fix).
 
   python fuzz/run.py fuzz --build build-fuzz --seconds 60 [--targets diagnose rules]
+  python fuzz/run.py fuzz --build build-fuzz --runs 10000000 --targets diagnose
   python fuzz/run.py replay --build build-sanitize
 
 Seeds: the project corpus's logs (diagnose), the shipped rule files (rules),
@@ -88,7 +89,7 @@ def last_int(pattern: str, text: str) -> int:
     return int(found[-1]) if found else 0
 
 
-def fuzz(build: pathlib.Path, targets: List[str], seconds: int, jobs: int) -> int:
+def fuzz(build: pathlib.Path, targets: List[str], seconds: int, jobs: int, runs: int) -> int:
     crashes = FUZZ / "crashes"
     crashes.mkdir(exist_ok=True)
     rows: List[Dict[str, object]] = []
@@ -103,17 +104,21 @@ def fuzz(build: pathlib.Path, targets: List[str], seconds: int, jobs: int) -> in
             shutil.copyfile(p, seeds / p.name)
         if target == "rules":
             write_rule_seeds(seeds)
-        command = [str(binary(build, target)), f"-max_total_time={seconds}", f"-dict={FUZZ / (target + '.dict')}",
+        # With a number of runs the campaign ends there, however long it takes.
+        limit = [f"-runs={runs}"] if runs else [f"-max_total_time={seconds}"]
+        command = [str(binary(build, target)), *limit, f"-dict={FUZZ / (target + '.dict')}",
                    f"-artifact_prefix={crashes}/{target}-", f"-max_len={MAX_LEN[target]}", "-timeout=20",
                    "-rss_limit_mb=4096", "-print_final_stats=1", str(corpus), str(seeds)]
         if jobs > 1:
             command[1:1] = [f"-fork={jobs}", "-ignore_crashes=0"]
-        print(f"fuzz_{target}: {seconds} s ...", flush=True)
+        print(f"fuzz_{target}: {f'{runs:,} runs' if runs else f'{seconds} s'} ...", flush=True)
+        start = time.perf_counter()
         r = subprocess.run(command, capture_output=True, text=True)
+        took = round(time.perf_counter() - start)
         log = r.stdout + r.stderr
         (build / f"fuzz_{target}.log").write_text(log)
-        runs = last_int(r"stat::number_of_executed_units:\s+(\d+)", log) or last_int(r"#(\d+)\s+DONE", log)
-        rows.append({"target": target, "runs": runs, "seconds": seconds,
+        executed = last_int(r"stat::number_of_executed_units:\s+(\d+)", log) or last_int(r"#(\d+)\s+DONE", log)
+        rows.append({"target": target, "runs": executed, "seconds": took,
                      "cov": last_int(r"cov: (\d+)", log), "ft": last_int(r"ft: (\d+)", log),
                      "corpus": len(list(corpus.iterdir())), "result": "ok" if r.returncode == 0 else "CRASH"})
         if r.returncode != 0:
@@ -132,12 +137,14 @@ def main() -> int:
     parser.add_argument("mode", choices=("fuzz", "replay"))
     parser.add_argument("--build", type=pathlib.Path, required=True, help="the build folder holding fuzz/")
     parser.add_argument("--seconds", type=int, default=60, help="fuzzing time per target (default 60)")
+    parser.add_argument("--runs", type=int, default=0,
+                        help="executions per target; when given, the campaign ends there instead of after --seconds")
     parser.add_argument("--jobs", type=int, default=1, help="libFuzzer processes per target (default 1)")
     parser.add_argument("--targets", nargs="+", choices=TARGETS, default=list(TARGETS))
     args = parser.parse_args()
     if args.mode == "replay":
         return replay(args.build, args.targets)
-    return fuzz(args.build, args.targets, args.seconds, args.jobs)
+    return fuzz(args.build, args.targets, args.seconds, args.jobs, args.runs)
 
 
 if __name__ == "__main__":

@@ -313,4 +313,31 @@ std::string to_text(const Diagnosis& d, const std::string& path, const TextStyle
   return out;
 }
 
+namespace {
+
+// A line of text cut to `limit` bytes at a character boundary, with "…"
+// where it was cut: a brief line stays one terminal line or so.
+std::string clipped(const std::string& text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  std::size_t end = limit;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end) + "\u2026";
+}
+
+}  // namespace
+
+std::string to_brief(const Diagnosis& d, const std::string& path, const TextStyle& style) {
+  constexpr std::size_t kTextLimit = 160;
+  Palette p{style.color};
+  const std::string& shown = path.empty() ? d.path : path;
+  std::string out = p.wrap("1", detail::printable(shown.empty() || shown == "-" ? "<stdin>" : shown));
+  const Evidence* deciding = d.evidence.empty() ? nullptr : &d.evidence.front();
+  if (deciding) out.append(":").append(p.wrap("32", std::to_string(deciding->line)));
+  char conf[16];
+  std::snprintf(conf, sizeof conf, "%.2f", d.confidence);
+  out.append(": ").append(p.wrap(owner_color(d), d.cls)).append(" (").append(d.owner).append(", ").append(conf).append(")");
+  if (deciding) out.append(": ").append(detail::printable(clipped(deciding->text, kTextLimit)));
+  return out;
+}
+
 }  // namespace gpudiag

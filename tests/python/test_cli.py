@@ -114,7 +114,6 @@ def test_a_size_limit_stops_reading_and_says_where(cli, cache_env, tmp_path):
 
 def test_usage_errors(cli, cache_env):
     assert run(cli, "diagnose", "--format", "xml", "x", env=cache_env).returncode == 2
-    assert run(cli, "diagnose", env=cache_env).returncode == 2
     assert run(cli, "frobnicate", env=cache_env).returncode == 2
     r = run(cli, "diagnose", "--rules", "/nonexistent", "x", env=cache_env)
     assert r.returncode == 2 and b"/nonexistent" in r.stderr
@@ -245,3 +244,102 @@ def test_a_scheduler_record_decides_what_the_log_cannot(cli, cache_env, tmp_path
     record.write_text("not a record\n")
     r = run(cli, "diagnose", "--sacct", str(record), str(log), env=cache_env)
     assert r.returncode == 2 and f"--sacct {record}: not a scheduler record" in r.stderr.decode()
+
+
+def test_brief_format_is_one_grep_like_line_per_log(cli, cache_env, tmp_path):
+    """Issue 18, point 7: PATH:LINE: CLASS (OWNER, CONFIDENCE): TEXT, a line a log."""
+    oom, empty = EXAMPLES / "cuda_oom_trainer.log", tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    r = run(cli, "diagnose", "--format", "brief", "--color", "never", str(oom), str(empty), env=cache_env)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert len(lines) == 2
+    d = json.loads(run(cli, "diagnose", "-f", "jsonl", str(oom), env=cache_env).stdout)
+    deciding = d["evidence"][0]
+    assert lines[0].startswith(f"{oom}:{deciding['line']}: cuda_oom (job, {d['confidence']:.2f}): ")
+    assert lines[0].endswith("\u2026") and deciding["text"].startswith(lines[0].split("): ", 1)[1][:-1])
+    assert lines[1] == f"{empty}: unknown (none, 0.00)"  # no line decided: no LINE, no TEXT
+
+
+def test_stats_count_classes_and_owners_on_stderr(cli, cache_env, tmp_path):
+    """Issue 18, point 7: --stats, like rg --stats, after the inputs, on stderr."""
+    missing = tmp_path / "missing.log"
+    r = run(cli, "diagnose", "-f", "brief", "--stats", str(EXAMPLES), str(missing), env=cache_env)
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    brief = r.stdout.decode().splitlines()
+    classes = [line.split(": ", 2)[1].split(" (")[0] for line in brief]
+    assert f"{len(brief) + 1} inputs: {len(brief)} diagnosed, 1 could not be read;" in err
+    rows = dict(line.rsplit(None, 1) for line in err.splitlines()[1:] if line.split()[-1].isdigit())
+    for cls in set(classes):
+        assert int(rows[cls]) == classes.count(cls), (cls, err)
+    owners = [line.split(" (")[1].split(",")[0] for line in brief]
+    for owner in set(owners):
+        assert int(rows[owner]) == owners.count(owner)
+    assert "inputs:" not in r.stdout.decode()
+
+
+def test_no_file_reads_a_pipe_but_not_a_terminal(cli, cache_env):
+    """Issue 18, point 8: with no FILE, stdin is read when it is not a terminal."""
+    log = (EXAMPLES / "segfault_srun.log").read_bytes()
+    r = run(cli, "diagnose", "-f", "jsonl", input=log, env=cache_env)
+    assert r.returncode == 0, r.stderr
+    assert (json.loads(r.stdout)["class"], json.loads(r.stdout)["path"]) == ("segfault", "-")
+    import os
+    import pty
+    leader, follower = pty.openpty()
+    try:
+        t = subprocess.run([cli, "diagnose"], stdin=follower, capture_output=True, env=cache_env, timeout=60)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert t.returncode == 2 and b"no FILE given" in t.stderr
+
+
+def test_diagnose_help_lists_every_json_field(cli):
+    """Issue 18, point 9: the help lists each top-level field of the schema and
+    names the nested ones users look for; options laid out as the top-level help."""
+    schema = json.loads((EXAMPLES.parents[1] / "docs" / "diagnosis.schema.json").read_text())
+    out = run(cli, "diagnose", "--help").stdout.decode()
+    fields = out.split("JSON fields", 1)[1]
+    for name in schema["properties"]:
+        assert f"\n  {name} " in fields, name
+    for nested in ("rank", "host", "severity", "series"):
+        assert nested in fields
+    assert "  -f, --format FORMAT" in out and "[ --" not in out
+    assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_rules_check_status_and_rules_list_jsonl(cli, cache_env, tmp_path):
+    """Issue 18, point 9: rules check exits 0 / 1 (an example fails) / 2 (rules
+    do not load), as the README says; rules list --format jsonl."""
+    assert run(cli, "rules", "check", env=cache_env).returncode == 0
+    failing = tmp_path / "failing"
+    failing.mkdir()
+    (failing / "10-site.json").write_text(json.dumps({"rules": [{
+        "id": "site.quota", "class": "env_error", "patterns": ["Disk quota exceeded"],
+        "examples": {"match": ["nothing like it"]}}]}))
+    r = run(cli, "rules", "check", str(failing), env=cache_env)
+    assert r.returncode == 1, r.stderr
+    assert b"site.quota" in r.stderr
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "10-site.json").write_text('{"rules": [')
+    assert run(cli, "rules", "check", str(broken), env=cache_env).returncode == 2
+    lines = run(cli, "rules", "list", "--format", "jsonl", env=cache_env).stdout.decode().splitlines()
+    listed = json.loads(run(cli, "rules", "list", "--format", "json", env=cache_env).stdout)
+    assert [json.loads(line) for line in lines] == listed and len(listed) > 50
+
+
+def test_fail_on_gives_status_3_when_a_diagnosis_matches(cli, cache_env, tmp_path):
+    """Issue 18, point 10: --fail-on owner:infra,class:cuda_oom exits 3 on a match,
+    0 without one; an unknown field or value is a usage error (2)."""
+    nccl, healthy = str(EXAMPLES / "nccl_timeout_rank3.log"), str(EXAMPLES / "healthy_trainer.log")
+    assert run(cli, "diagnose", "--fail-on", "owner:infra,class:cuda_oom", healthy, nccl, env=cache_env).returncode == 3
+    assert run(cli, "diagnose", "--fail-on", "owner:infra", "--fail-on", "class:cuda_oom", healthy,
+               env=cache_env).returncode == 0
+    assert run(cli, "diagnose", "--fail-on", "class:nccl_timeout", nccl, str(tmp_path / "gone.log"),
+               env=cache_env).returncode == 3  # a match wins over an unreadable input
+    typo = run(cli, "diagnose", "--fail-on", "class:cuda_om", healthy, env=cache_env)
+    assert typo.returncode == 2 and b"no such class" in typo.stderr
+    assert run(cli, "diagnose", "--fail-on", "infra", healthy, env=cache_env).returncode == 2

@@ -27,4 +27,10 @@ std::string input_problem(const InputFormat& input);
 // A diagnosis laid out for a terminal; `path` as for to_json.
 std::string to_text(const Diagnosis& d, const std::string& path = {}, const TextStyle& style = {});
 
+// One line for a diagnosis, laid out as grep lays out a match so that an
+// editor can jump to the deciding line and a script can cut the fields:
+//   PATH:LINE: CLASS (OWNER, CONFIDENCE): TEXT
+// without ":LINE" and ": TEXT" when no line decided. No newline at the end.
+std::string to_brief(const Diagnosis& d, const std::string& path = {}, const TextStyle& style = {});
+
 }  // namespace gpudiag
