@@ -18,8 +18,10 @@ GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
 .PHONY: demo test deps build python test-cpp test-python test-sanitize fuzz bench bench-batch bench-compare eval corpus clean
 
-demo: build
+demo: build python
 	@$(BUILD)/gpudiag diagnose corpus/examples/*.log
+	@echo; echo "== the same from Python ($(VENV)/bin/python) =="
+	@$(VENV)/bin/python -c 'import gpudiag; print(gpudiag.diagnose("corpus/examples/cuda_oom_trainer.log"))' | head -3
 
 test: build python
 	@status=0; \

@@ -167,7 +167,17 @@ void bind_results(py::module_& m) {
            py::arg("indent") = 0, py::call_guard<py::gil_scoped_release>(),
            "The command line's JSON object of this diagnosis.")
       .def("to_text", [](const Diagnosis& d, bool color) { return to_text(d, {}, TextStyle{color}); },
-           py::arg("color") = false, "The command line's text rendering.");
+           py::arg("color") = false, "The command line's text rendering.")
+      .def("to_brief", [](const Diagnosis& d, bool color) { return to_brief(d, {}, TextStyle{color}); },
+           py::arg("color") = false, "The command line's one-line (--format brief) rendering.")
+      // A pickle is the JSON object: the one schema, read back by from_json.
+      .def(py::pickle([](const Diagnosis& d) { return py::make_tuple(to_json(d)); },
+                      [](const py::tuple& state) {
+                        if (state.size() != 1) throw std::invalid_argument("not a pickled Diagnosis");
+                        return from_json(state[0].cast<std::string>());
+                      }));
+  m.def("diagnosis_from_json", [](const std::string& json) { return from_json(json); }, py::arg("json"),
+        py::call_guard<py::gil_scoped_release>(), "The Diagnosis a JSON object of the output schema describes.");
 }
 
 void bind_rules(py::module_& m) {

@@ -129,10 +129,12 @@ std::optional<LossAtChance> loss_at_stated_chance(const RuleSet::Impl& rules,
                                                   const Trajectory& t) {
   constexpr std::size_t kMinReadings = 4;
   constexpr double kTolerance = 0.02;
-  if (t.series.size() < kMinReadings) return std::nullopt;
-  const std::size_t n = std::max(kMinReadings, t.series.size() / 4);
-  std::vector<double> late;
-  for (std::size_t i = t.series.size() - n; i < t.series.size(); ++i) late.push_back(t.series[i].loss);
+  std::vector<double> loss;
+  for (const LossReading& r : t.series)
+    if (std::isfinite(r.loss)) loss.push_back(r.loss);
+  if (loss.size() < kMinReadings) return std::nullopt;
+  const std::size_t n = std::max(kMinReadings, loss.size() / 4);
+  std::vector<double> late(loss.end() - static_cast<std::ptrdiff_t>(n), loss.end());
   std::sort(late.begin(), late.end());
   const double median = (late[(n - 1) / 2] + late[n / 2]) / 2;
   for (unsigned i = 0; i < rules.rules.size(); ++i) {
@@ -328,8 +330,9 @@ std::optional<double> steps_or_budget(const TrainingState& s) {
 }
 
 std::size_t readings_after(const Trajectory& t, std::uint64_t line) {
-  return static_cast<std::size_t>(std::count_if(
-      t.series.begin(), t.series.end(), [&](const LossReading& r) { return r.line > line; }));
+  return static_cast<std::size_t>(std::count_if(t.series.begin(), t.series.end(), [&](const LossReading& r) {
+    return r.line > line && std::isfinite(r.loss);
+  }));
 }
 
 }  // namespace gpudiag::detail

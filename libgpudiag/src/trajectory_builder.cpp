@@ -719,6 +719,9 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
   beside(t_.step_time, step_time_stride_, r.step_seconds);
   beside(t_.throughput, throughput_stride_, r.items_per_second);
   if (r.bar_position && r.epoch) add_bar(*r.epoch, *r.bar_position, *r.bar_total, line);
+  // Every reading has its place in the series, a NaN as much as a number: a
+  // plot of a run that went NaN must not look healthy.
+  keep_evenly(t_.series, stride_, t_.readings, x);
   if (!std::isfinite(x.loss)) {
     if (!t_.first_non_finite) t_.first_non_finite = x;
     return;
@@ -726,7 +729,6 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
   ++finite_;
   if (!t_.lowest || x.loss < t_.lowest->loss) t_.lowest = x;
   if (!t_.peak || x.loss > t_.peak->loss) t_.peak = x;
-  keep_evenly(t_.series, stride_, finite_, x);
 }
 
 // A bar of a new epoch closes the last one at the count it reached; tqdm's
@@ -905,7 +907,33 @@ std::optional<RunningMinimumRise> rose_above_running_minimum(const std::vector<L
   return r;
 }
 
+// The readings a downsampled series must show, wherever the stride fell:
+// the first, the last, the extremes and the first non-finite one, each at its
+// place in line order (a few points past the capacity at most).
+template <class R>
+void keep_landmarks(std::vector<R>& series, std::initializer_list<const std::optional<R>*> landmarks) {
+  for (const std::optional<R>* landmark : landmarks) {
+    if (!*landmark) continue;
+    const R& x = **landmark;
+    // tqdm's redraws put many readings on one line: within it, by step.
+    auto [at, end] = std::equal_range(series.begin(), series.end(), x,
+                                      [](const R& a, const R& b) { return a.line < b.line; });
+    if (std::any_of(at, end, [&](const R& r) { return r.step == x.step; })) continue;
+    while (at != end && at->step < x.step) ++at;
+    series.insert(at, x);
+  }
+}
+
 Trajectory TrajectoryBuilder::finish() const {
+  Trajectory t = shaped();
+  keep_landmarks(t.series, {&t.first, &t.last, &t.lowest, &t.peak, &t.first_non_finite});
+  for (Series* s : {&t.evaluation, &t.grad_norm, &t.learning_rate, &t.loss_scale, &t.step_time, &t.throughput})
+    keep_landmarks(s->series, {&s->first, &s->last, &s->lowest, &s->peak});
+  return t;
+}
+
+// The trajectory with its shape, read from the evenly kept finite readings.
+Trajectory TrajectoryBuilder::shaped() const {
   Trajectory t = t_;
   if (t.readings == 0) return t;
   // The first finite reading is the baseline: a NaN at step 1 has no scale.

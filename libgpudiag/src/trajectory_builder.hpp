@@ -116,6 +116,7 @@ class TrajectoryBuilder : public MatchSink {
                  std::uint64_t line) const;
   template <class R>
   void keep_evenly(std::vector<R>& series, std::size_t& stride, std::uint64_t ordinal, const R& x) const;
+  Trajectory shaped() const;
 
   const RuleSet::Impl& rules_;
   MatchSink* next_;

@@ -7,7 +7,7 @@
 """
 
 from ._core import InputError, RuleError
-from ._diagnose import diagnose, diagnose_job
+from ._diagnose import diagnose, diagnose_job, diagnose_text
 from ._many import InputFailure, diagnose_many, plot_classes, to_frame
 from ._rules import Rule, RuleSet
 from ._types import (Diagnosis, Evidence, FailedWorker, Finding, InputFormat, LauncherReport,
@@ -37,6 +37,7 @@ __all__ = [
     "Verdict",
     "diagnose",
     "diagnose_job",
+    "diagnose_text",
     "diagnose_many",
     "plot_classes",
     "taxonomy",

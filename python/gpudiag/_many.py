@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import pathlib
 import sys
@@ -100,7 +101,15 @@ def _one(task: Task, rules: Optional[RuleSet], max_bytes: Optional[int] = None) 
     try:
         return diagnose(source, exit_code, rules, scheduler=record, max_bytes=max_bytes)
     except (OSError, TypeError, ValueError) as e:
-        return InputFailure(_label(source), str(e), exit_code)
+        return InputFailure(_label(source), _message(e), exit_code)
+
+
+def _message(e: Exception) -> str:
+    """An error as the native batch words it ("PATH: No such file or
+    directory"), whichever path raised it."""
+    if isinstance(e, OSError) and e.filename is not None and e.strerror:
+        return f"{e.filename}: {e.strerror}"
+    return str(e)
 
 
 def _progress(total: int, progress: Optional[bool]) -> Any:
@@ -258,6 +267,15 @@ def _step_before(t: Any, line: int) -> Optional[int]:
     return max(readings, key=lambda r: r.line).step if readings else None
 
 
+def _mark_non_finite(ax: Any, series: Any) -> None:
+    """NaN and Inf readings drawn as crosses along the top of the axes: a line
+    plot leaves them out, and a run that went NaN would look healthy."""
+    bad = [step for step, loss in series if not math.isfinite(loss)]
+    if bad:
+        ax.plot(bad, [1.0] * len(bad), "x", color="crimson", transform=ax.get_xaxis_transform(),
+                clip_on=False, label=f"non-finite loss ({len(bad)} shown)")
+
+
 def plot(self: Diagnosis, ax: Any = None) -> Any:
     """Draw the training loss (and the evaluation loss) by step (by reading
     where the log prints no step), the line that decided the verdict marked at
@@ -269,6 +287,7 @@ def plot(self: Diagnosis, ax: Any = None) -> Any:
     if t.series:
         steps, losses = zip(*t.series)
         ax.plot(steps, losses, label="training loss", linewidth=1.2)
+        _mark_non_finite(ax, t.series)
     by_step = bool(t.last and t.last.step_reported)
     # Evaluations drawn against the same steps only: without steps, their
     # ordinals would not line up with the training readings.

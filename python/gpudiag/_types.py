@@ -30,15 +30,44 @@ def _repr(self: Any) -> str:
     return f"{type(self).__name__}({inner})"
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal values, where a NaN reading equals a NaN reading: a diagnosis of
+    a NaN run equals itself after a pickle."""
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (a != a and b != b)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
 def _eq(self: Any, other: Any) -> Any:
     if type(other) is not type(self):
         return NotImplemented
-    return all(getattr(self, k) == getattr(other, k) for k in _fields(self))
+    return all(_same(getattr(self, k), getattr(other, k)) for k in _fields(self))
 
 
 def _to_dict(self: Diagnosis) -> Dict[str, Any]:
     """The same fields, names and values as the command line's JSON output."""
     return json.loads(self.to_json())
+
+
+_from_json = _core.diagnosis_from_json
+
+
+def _from_dict(cls: type, data: Dict[str, Any]) -> Diagnosis:
+    """The diagnosis ``to_dict`` gave (or a JSON object of the command line's
+    output, parsed): ``Diagnosis.from_dict(d.to_dict()) == d``. A field that
+    is missing or of the wrong type raises ValueError naming it."""
+    if not isinstance(data, dict):
+        raise TypeError(f"Diagnosis.from_dict() takes a dict, not {type(data).__name__}")
+    return _from_json(json.dumps(data, allow_nan=False))
+
+
+def _diagnosis_repr(self: Diagnosis) -> str:
+    """Short, as pandas and scikit-learn objects are: the verdict is str(d)."""
+    line = self.evidence[0].line if self.evidence else None
+    return (f"Diagnosis(path={self.path!r}, class_={self.class_!r}, owner={self.owner!r}, "
+            f"confidence={self.confidence:.2f}, line={line!r})")
 
 
 def _str(self: Diagnosis) -> str:
@@ -73,6 +102,8 @@ for _t in _TYPES:
     _t.__eq__ = _eq  # type: ignore[method-assign]
     _t.__hash__ = None  # type: ignore[assignment]
 Diagnosis.to_dict = _to_dict  # type: ignore[attr-defined]
+Diagnosis.from_dict = classmethod(_from_dict)  # type: ignore[attr-defined]
+Diagnosis.__repr__ = _diagnosis_repr  # type: ignore[method-assign]
 Diagnosis.__str__ = _str  # type: ignore[method-assign]
 Diagnosis._repr_html_ = _repr_html_  # type: ignore[attr-defined]
 

@@ -46,3 +46,39 @@ TEST(Render, TextQuotesEvidenceAndColoursOnlyWhenAsked) {
   EXPECT_EQ(plain.find('\x1b'), std::string::npos);
   EXPECT_NE(to_text(d, "run.log", TextStyle{true}).find("\x1b["), std::string::npos);
 }
+
+TEST(Render, JsonReadsBackToTheSameDiagnosis) {
+  std::string log = "[rank1]: step 1 loss 2.5 grad_norm 1.2 lr 1e-4\n[rank1]: step 2 loss nan\n";
+  log += "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
+  for (const Diagnosis& d : {diagnose_text(log, -9), diagnose_text("", std::nullopt)}) {
+    const std::string json = to_json(d, "a/b.log");
+    const Diagnosis back = from_json(json);
+    EXPECT_EQ(to_json(back), json);
+    EXPECT_EQ(back.path, "a/b.log");
+  }
+  EXPECT_TRUE(std::isnan(from_json(to_json(diagnose_text(log, 1))).trajectory.first_non_finite->loss));
+}
+
+TEST(Render, JsonThatIsNoDiagnosisIsRejectedByName) {
+  const std::string json = to_json(diagnose_text("Segmentation fault\n", 1));
+  EXPECT_THROW(from_json("[1, 2"), std::invalid_argument);
+  EXPECT_THROW(from_json("[]"), std::invalid_argument);
+  std::string no_class = json;
+  no_class.replace(no_class.find("\"class\":"), 8, "\"klass\":");
+  try {
+    from_json(no_class);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'class' is missing"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Render, BriefIsOneGrepLikeLine) {
+  Diagnosis d = diagnose_text("loading\nModuleNotFoundError: No module named 'apex'\n", 1);
+  EXPECT_EQ(to_brief(d, "run.log"), "run.log:2: missing_module (job, 0.75): ModuleNotFoundError: No module named 'apex'");
+  EXPECT_EQ(to_brief(diagnose_text("", std::nullopt)), "<stdin>: unknown (none, 0.00)");
+  const std::string brief = to_brief(diagnose_text("Segmentation fault " + std::string(400, 'x') + "\n", 1), "r");
+  EXPECT_EQ(brief.find('\n'), std::string::npos);
+  EXPECT_LT(brief.size(), 220u);
+  EXPECT_EQ(brief.substr(brief.size() - 3), "\u2026");
+}

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -121,16 +123,56 @@ TEST(Trajectory, MemoryStaysBoundedAndExtremesStayExact) {
                static_cast<std::uint64_t>(s));
   Trajectory t = b.finish();
   EXPECT_EQ(t.readings, static_cast<std::uint64_t>(n));
-  EXPECT_LE(t.series.size(), 512u);
+  EXPECT_LE(t.series.size(), 512u + 5);  // the landmarks beside the even points
   EXPECT_GE(t.series.size(), 256u);
   EXPECT_EQ(t.first->step, 1);
   EXPECT_EQ(t.last->step, n);
-  EXPECT_EQ(t.peak->step, 777);  // kept exactly, though the series dropped it
+  EXPECT_EQ(t.peak->step, 777);  // kept exactly
   EXPECT_EQ(t.max_step, n);
-  // Evenly spread: the kept steps are one stride apart.
-  std::uint64_t stride = t.series[1].step - t.series[0].step;
-  for (std::size_t i = 1; i < t.series.size(); ++i)
-    EXPECT_EQ(t.series[i].step - t.series[i - 1].step, stride);
+  // Evenly spread: the kept steps are one stride apart, but for the peak, the
+  // lowest and the last reading, which the series shows wherever they fell.
+  const std::uint64_t landmarks[] = {777, t.lowest->step, static_cast<std::uint64_t>(n)};
+  std::vector<std::uint64_t> even;
+  std::size_t shown = 0;
+  for (const auto& r : t.series) {
+    const bool landmark = std::find(std::begin(landmarks), std::end(landmarks), r.step) != std::end(landmarks);
+    shown += landmark;
+    if (!landmark) even.push_back(r.step);
+  }
+  EXPECT_EQ(shown, 3u);
+  const std::uint64_t stride = even[1] - even[0];
+  EXPECT_GT(stride, 256u);
+  for (std::size_t i = 1; i < even.size(); ++i) EXPECT_EQ(even[i] - even[i - 1], stride);
+  for (std::size_t i = 1; i < t.series.size(); ++i) EXPECT_LT(t.series[i - 1].step, t.series[i].step);
+}
+
+TEST(Trajectory, NonFiniteReadingsKeepTheirPlaceInTheSeries) {
+  // 6 finite readings, then 15 NaN: the series shows all 21, at their steps.
+  std::string log;
+  for (int s = 1; s <= 21; ++s) log += "step " + std::to_string(s) + " loss " + (s > 6 ? "nan" : std::to_string(3.0 - s / 10.0)) + "\n";
+  const Trajectory t = diagnose_text(log, std::nullopt).trajectory;
+  ASSERT_EQ(t.readings, 21u);
+  ASSERT_EQ(t.series.size(), 21u);
+  for (std::size_t i = 0; i < t.series.size(); ++i) {
+    EXPECT_EQ(t.series[i].step, i + 1);
+    EXPECT_EQ(std::isnan(t.series[i].loss), i >= 6);
+  }
+  EXPECT_EQ(t.shape, TrajectoryShape::non_finite);
+  // Past the capacity, a NaN stretch still shows as NaN points, and the first
+  // non-finite reading is shown wherever the stride fell.
+  auto rules = RuleSet::builtin(CacheOptions{false, {}});
+  detail::TrajectoryBuilder b(rules->impl(), nullptr, 64);
+  for (int s = 1; s <= 10000; ++s)
+    b.add_line("step " + std::to_string(s) + " loss " + (s >= 9001 ? "inf" : s == 4321 ? "nan" : std::to_string(5.0 - s / 5000.0)),
+               static_cast<std::uint64_t>(s));
+  const Trajectory big = b.finish();
+  EXPECT_LE(big.series.size(), 64u + 5);
+  const auto shown = [&](std::uint64_t step) {
+    return std::any_of(big.series.begin(), big.series.end(), [&](const LossReading& r) { return r.step == step; });
+  };
+  EXPECT_TRUE(shown(4321) && shown(1) && shown(10000) && shown(9000));  // first NaN, first, last, lowest
+  EXPECT_TRUE(std::isinf(big.series.back().loss));
+  EXPECT_GE(std::count_if(big.series.begin(), big.series.end(), [](const LossReading& r) { return std::isinf(r.loss); }), 5);
 }
 
 TEST(Trajectory, FollowsOneRankOnly) {

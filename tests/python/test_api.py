@@ -1,5 +1,7 @@
+import errno
 import gzip
 import importlib.resources
+import os
 import pathlib
 import resource
 import threading
@@ -7,6 +9,7 @@ import time
 
 import json
 import lzma
+import math
 
 import pytest
 
@@ -21,16 +24,16 @@ OOM = (b"Traceback (most recent call last):\n"
 def test_bytes_str_path_and_buffers_agree(tmp_path):
     p = tmp_path / "run.log"
     p.write_bytes(OOM)
-    results = [gpudiag.diagnose(OOM), gpudiag.diagnose(OOM.decode()), gpudiag.diagnose(p),
-               gpudiag.diagnose(bytearray(OOM)), gpudiag.diagnose(memoryview(OOM))]
+    results = [gpudiag.diagnose(OOM), gpudiag.diagnose_text(OOM.decode()), gpudiag.diagnose(p),
+               gpudiag.diagnose(bytearray(OOM)), gpudiag.diagnose(memoryview(OOM)), gpudiag.diagnose(str(p))]
     for d in results:
         assert d.class_ == "cuda_oom"
         assert d.g15 == "cuda_oom"
         assert d.owner == "job"
         assert d.evidence[0].line == 2
         assert d.evidence[0].values["requested"] == "8.00 GiB"
-    assert results[2].path == str(p)
-    assert results[0].path is None
+    assert results[2].path == results[5].path == str(p)
+    assert results[0].path is results[1].path is None
 
 
 def test_compressed_and_container_inputs_read_as_their_text(tmp_path):
@@ -147,7 +150,7 @@ def test_trajectory_is_read_and_matches_the_cli_json():
     assert t.shape == "non_finite" and t.readings == 21
     assert t.first.step == 1 and t.first.loss == 8.0 and t.first.step_reported
     assert t.first_non_finite.line == 21
-    assert len(t.series) == 20  # the finite readings, none dropped below the cap
+    assert len(t.series) == 21 and math.isnan(t.series[-1][1])  # every reading, the NaN at its step
     on_the_wire = json.loads(d.to_json())
     assert on_the_wire == d.to_dict()
     assert on_the_wire["trajectory"]["first_non_finite"]["loss"] == "nan"
@@ -194,19 +197,46 @@ def test_str_and_html():
     assert "permission" in html
 
 
-def test_str_naming_a_file_warns(tmp_path):
+def test_a_str_is_a_path_and_text_has_its_own_entry_point(tmp_path):
+    """Issue 18, point 2: a str or os.PathLike is a path, as open() takes it; a
+    missing one raises FileNotFoundError; text goes through diagnose_text."""
     p = tmp_path / "run.log"
     p.write_bytes(OOM)
-    with pytest.warns(UserWarning, match="pathlib.Path"):
-        d = gpudiag.diagnose(str(p))
-    assert d.class_ == "unknown"  # the path's text itself holds no evidence
+    for source in (str(p), p, os.fsencode(str(p)).decode()):
+        d = gpudiag.diagnose(source)
+        assert (d.class_, d.path) == ("cuda_oom", str(p))
+    with pytest.raises(FileNotFoundError) as missing:
+        gpudiag.diagnose(str(tmp_path / "nope.log"))
+    assert missing.value.filename == str(tmp_path / "nope.log") and missing.value.errno == errno.ENOENT
+    with pytest.raises(FileNotFoundError, match=r"diagnose_text\(\)"):
+        gpudiag.diagnose(OOM.decode())  # text passed where a path goes: told where text goes
+    assert gpudiag.diagnose_text(OOM.decode()).class_ == "cuda_oom"
+    with pytest.raises(TypeError, match="takes the log as str"):
+        gpudiag.diagnose_text(OOM)  # type: ignore[arg-type]
+
+
+def test_wrong_argument_types_get_one_line():
+    """Issue 18, point 2: a wrong type names the argument in one line, not
+    pybind11's overload dump with the native signature."""
+    cases = [(dict(exit_code="137"), "exit_code must be an int such as -9 or 137, not str '137'"),
+             (dict(exit_code=1.5), "exit_code must be an int"),
+             (dict(rules="rules/"), "rules must be a gpudiag.RuleSet"),
+             (dict(scheduler=7), "scheduler must be the path"),
+             (dict(text_cap="big"), "text_cap must be a positive int")]
+    for kwargs, message in cases:
+        with pytest.raises(TypeError) as e:
+            gpudiag.diagnose(OOM, **kwargs)
+        text = str(e.value)
+        assert message in text and "\n" not in text and "_core" not in text and "0x" not in text, text
+    with pytest.raises(TypeError, match="takes a path .str or os.PathLike. or the log's bytes, not int"):
+        gpudiag.diagnose(12)  # type: ignore[arg-type]
 
 
 def test_bad_inputs():
-    with pytest.raises(gpudiag.InputError, match="missing.log"):
+    with pytest.raises(FileNotFoundError, match="missing.log"):
         gpudiag.diagnose(pathlib.Path("/nonexistent/missing.log"))
-    with pytest.raises(TypeError, match="path .* bytes-like object or str"):
-        gpudiag.diagnose(12)  # type: ignore[arg-type]
+    with pytest.raises(gpudiag.InputError, match="is a directory"):
+        gpudiag.diagnose(pathlib.Path("/"))
 
 
 def test_ruleset_inspection_and_custom_rules(tmp_path):

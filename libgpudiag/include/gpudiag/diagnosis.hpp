@@ -68,7 +68,9 @@ struct Reading {
 struct Series {
   std::uint64_t readings = 0;
   std::optional<Reading> first, last, lowest, peak;  // lowest and peak: finite readings
-  std::vector<Reading> series;  // evenly downsampled, at most 512 readings
+  // Evenly downsampled (512 readings at most) plus the first, last, lowest and
+  // peak readings wherever the stride fell; non-finite readings at their steps.
+  std::vector<Reading> series;
 };
 
 // What the loss did over the run.
@@ -96,7 +98,10 @@ struct Trajectory {
   // first epochs, the log begins mid-run (a resumed run, or a piece of one).
   std::optional<double> first_epoch;
   std::optional<LossReading> first, last, lowest, peak, first_non_finite;
-  std::vector<LossReading> series;   // evenly downsampled, at most 512 readings
+  // Every reading, NaN and Inf at their steps, evenly downsampled past 512,
+  // plus the first, last, lowest, peak and first non-finite readings
+  // wherever the stride fell.
+  std::vector<LossReading> series;
   // The evaluation (validation, test) loss of the same rank, never mixed into
   // the training loss above: `eval_loss`, `val_loss`, `Validation - Loss: x`.
   Series evaluation;

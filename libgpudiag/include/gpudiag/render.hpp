@@ -13,6 +13,12 @@ namespace gpudiag {
 // precision (integers as integers, floats round-trip). Compact when indent is 0.
 std::string to_json(const Diagnosis& d, const std::string& path = {}, int indent = 0);
 
+// The diagnosis a JSON object of that schema describes: to_json read back
+// (the points of a series come back without their lines, which the schema
+// does not hold). Throws std::invalid_argument naming the field that is
+// missing or of the wrong type.
+Diagnosis from_json(std::string_view json);
+
 // A JSON string literal for `s` (quotes and escapes included).
 std::string json_string(std::string_view s);
 
