@@ -137,6 +137,15 @@ struct Resolver {
 
   // The job's exit status against the class the log decided.
   void weigh_exit_status(const ClassInfo* exit_class) {
+    // A status of 0 under a failure the log prints (not a stop from outside,
+    // which a job may handle and exit 0 from): the two disagree, and both
+    // stay in the verdict.
+    if (!exit_class && scan.exit_code == 0 && !info->stop && info->outcome != Outcome::completed) {
+      auto& x = finding("exit_code", "", "exit_code_disagrees", std::nullopt);
+      x.exit_code = scan.exit_code;
+      exit_reading = ExitReading::disagrees;
+      return;
+    }
     if (!exit_class) return;
     if (exit_class == info) {
       weights.add(1);
@@ -146,6 +155,23 @@ struct Resolver {
     auto& x = finding("exit_code", exit_class->id, "exit_code_disagrees", std::nullopt);
     x.exit_code = scan.exit_code;
     exit_reading = ExitReading::disagrees;
+  }
+
+  // The exit status decided, but the log shows training completed: a kill
+  // leaves no line, so it came after the log's last one (on the way out:
+  // saving, teardown), or the status is of a later step. The completion
+  // stays in the verdict as a finding.
+  void completed_before_exit() {
+    const ClassInfo* completed = taxonomy.for_outcome(Outcome::completed);
+    if (!training.completed || !completed) return;
+    for (unsigned i = 0; i < rules.rules.size(); ++i) {
+      if (rules.rules[i].role != Role::completion || scan.per_rule[i].count == 0) continue;
+      auto& x = finding("exit_code", completed->id, "completed_before_exit", marker_evidence(i, true));
+      x.exit_code = scan.exit_code;
+      x.completion_line = x.finding.line.value_or(0);
+      exit_reading = ExitReading::after_completion;
+      return;
+    }
   }
 
   void progress_before_cause() {
@@ -487,6 +513,7 @@ struct Resolver {
       d.g15 = info->g15;
       weights.add(1);
       exit_reading = ExitReading::alone;
+      completed_before_exit();
     } else {
       from_training(clean_exit, failed_after_completion);
     }

@@ -251,6 +251,17 @@ void word_finding(FindingFacts& x) {
                  : f.reason == "earlier_event"
                      ? "the failure at line " + std::to_string(x.root_line) + " comes earlier in the log"
                      : x.root_rule + " comes first in rule order");
+  } else if (f.kind == "exit_code" && f.reason == "completed_before_exit") {
+    f.message = "the log shows training completed at line " + std::to_string(x.completion_line) +
+                ", but the job ended with " + describe_exit(*x.exit_code) +
+                ": the exit status decided, as a kill leaves no line in the log and so came after its "
+                "last one (on the way out: saving, teardown) or belongs to a later step; check that the "
+                "run's outputs were written";
+  } else if (f.kind == "exit_code" && f.cls.empty()) {
+    f.message = describe_exit(*x.exit_code) +
+                " says the job succeeded, but the log names a failure; the log's evidence was preferred: "
+                "a wrapper, a pipeline (| tee) or a caught exception turns a failed run's status into 0, "
+                "while the line is the program's own word";
   } else if (f.kind == "exit_code") {
     f.message = describe_exit(*x.exit_code) + " alone would suggest " + f.cls +
                 "; the log's evidence was preferred";
@@ -305,6 +316,11 @@ Verdict build_verdict(const Diagnosis& d, const VerdictFacts& facts) {
       case ExitReading::agrees: v.shows.push_back(exit + ", which agrees"); break;
       case ExitReading::disagrees: v.shows.push_back(exit + ", which the log's evidence outweighs"); break;
       case ExitReading::alone: v.shows.push_back(exit + ", and no log line names a cause"); break;
+      case ExitReading::after_completion:
+        for (const auto& f : d.findings)
+          if (f.reason == "completed_before_exit" && f.evidence) v.shows.push_back(quote(*f.evidence));
+        v.shows.push_back(exit + ", though the log shows training completed: the exit status decided (see findings)");
+        break;
       default: v.shows.push_back(exit); break;
     }
   }
@@ -320,7 +336,7 @@ Verdict build_verdict(const Diagnosis& d, const VerdictFacts& facts) {
   v.implies.push_back("A plain rerun helps: " + rerun_text(info) + ".");
 
   v.cannot_decide.push_back(sentence(info.cannot_decide));
-  if (facts.exit_reading == ExitReading::alone)
+  if (facts.exit_reading == ExitReading::alone || facts.exit_reading == ExitReading::after_completion)
     v.cannot_decide.push_back(
         signal_of(d.exit_code).has_value()
             ? "Who sent the signal: the exit code is the only evidence, and a scheduler or a user can "

@@ -17,7 +17,10 @@ namespace gpudiag::detail {
 // resolver fills: the resolver decides, this unit words.
 
 // How the exit status relates to the class chosen.
-enum class ExitReading { none, agrees, disagrees, alone, unexplained };
+// How the exit status stands against the log: it agrees, the log's evidence
+// outweighs it, it decides alone, it decides after a log that shows training
+// completed, or nothing explains it.
+enum class ExitReading { none, agrees, disagrees, alone, after_completion, unexplained };
 
 // A straggler report's numbers: the fastest and the slowest rank's step time.
 struct StragglerFacts {
@@ -32,7 +35,7 @@ struct FindingFacts {
   Finding finding;                   // its fields; word_finding sets its message
   std::uint64_t more_lines = 0;      // cascade: further lines of the same rule
   std::optional<Evidence> root;      // cascade: the root cause's first evidence
-  std::uint64_t completion_line = 0; // recovered, after_completion
+  std::uint64_t completion_line = 0; // recovered, after_completion, exit_code completed_before_exit
   std::optional<LossReading> last_reading;  // after_completion
   std::size_t readings_after = 0;    // recovered by training on
   std::optional<int> first_rank;     // also_matched by time

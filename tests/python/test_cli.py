@@ -343,3 +343,30 @@ def test_fail_on_gives_status_3_when_a_diagnosis_matches(cli, cache_env, tmp_pat
     typo = run(cli, "diagnose", "--fail-on", "class:cuda_om", healthy, env=cache_env)
     assert typo.returncode == 2 and b"no such class" in typo.stderr
     assert run(cli, "diagnose", "--fail-on", "infra", healthy, env=cache_env).returncode == 2
+
+
+def test_the_exit_status_and_the_log_both_stay_when_they_disagree(cli, cache_env):
+    """Issue 18, point 6: when the status and the log disagree, both stay in
+    the verdict, the disagreement is a finding, and the verdict says which
+    one decided and why."""
+    healthy = str(EXAMPLES / "healthy_trainer.log")
+    done = json.loads(run(cli, "diagnose", "-f", "jsonl", healthy, env=cache_env).stdout)
+    completion = done["evidence"][0]
+    killed = json.loads(run(cli, "diagnose", "-f", "jsonl", "--exit-code", "-9", healthy, env=cache_env).stdout)
+    assert killed["class"] == "oom_killer"  # the status decided ...
+    assert any(s.startswith(f"line {completion['line']}: ") for s in killed["verdict"]["shows"])  # ... the log stays
+    assert any("the exit status decided" in s for s in killed["verdict"]["shows"])
+    [f] = [f for f in killed["findings"] if f["kind"] == "exit_code"]
+    assert (f["reason"], f["class"], f["line"]) == ("completed_before_exit", "healthy", completion["line"])
+    assert "came after its last one" in f["message"]
+
+    oom = str(EXAMPLES / "cuda_oom_trainer.log")
+    clean = json.loads(run(cli, "diagnose", "-f", "jsonl", "--exit-code", "0", oom, env=cache_env).stdout)
+    assert clean["class"] == "cuda_oom"  # the log decided ...
+    assert "exit code 0" not in clean["verdict"]["shows"]  # ... not as support
+    assert "exit code 0, which the log's evidence outweighs" in clean["verdict"]["shows"]
+    [f] = [f for f in clean["findings"] if f["kind"] == "exit_code"]
+    assert (f["reason"], f["class"]) == ("exit_code_disagrees", None)
+    assert "the log's evidence was preferred" in f["message"]
+    agreeing = json.loads(run(cli, "diagnose", "-f", "jsonl", "--exit-code", "0", healthy, env=cache_env).stdout)
+    assert not [f for f in agreeing["findings"] if f["kind"] == "exit_code"]
