@@ -17,11 +17,14 @@ EPILOG = f"""\
 CORPUS is a folder holding {MANIFEST} (the published layout: id, mode, log_path,
 source, true_exit_code; a 'class' field adds scoring in the fine taxonomy and
 the false-alarm rate on healthy logs; a 'split' field adds a breakdown by split).
-Default: $GPUDIAG_EVAL_CORPUS, else {DEFAULT_CORPUS} (the published 474-log corpus
-beside a project checkout).
+Default: $GPUDIAG_EVAL_CORPUS, else the published 474-log corpus at
+{DEFAULT_CORPUS} beside the project checkout (the one the package was built
+from, else the working directory or a folder above it).
 
-Written to --out: summary.md (the tables printed at the end), per_class.csv,
-predictions.csv (every classifier's label for every log) and confusion_<space>.png.
+Written to --out: summary.md (the tables printed at the end, what each metric
+counts, and scikit-learn's classification_report for each classifier),
+per_class.csv, predictions.csv (every classifier's label for every log, and
+gpudiag's confidence and deciding rule) and confusion_<space>.png.
 
 exit status: 0 scored, 1 some logs could not be read (named; counted as misses),
 2 the corpus or the options are unusable.
@@ -37,7 +40,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         prog="python -m gpudiag.eval",
         description="Scores gpudiag and the published protocol's three baselines (keyword, "
                     "exit code, last exception name) on a labelled corpus: per-class "
-                    "precision/recall/F1, macro-F1 with a bootstrap 95%% interval, McNemar's "
+                    "precision/recall/F1, macro-F1 with a bootstrap 95% interval, McNemar's "
                     "exact test against the keyword baseline, breakdowns by source and split.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", nargs="?", type=Path, help="corpus root (see below)")

@@ -48,10 +48,34 @@ class Corpus:
         return any(s.split is not None for s in self.samples)
 
 
+def project_roots() -> List[Path]:
+    """Where the project checkout may be, most likely first: the one the
+    package was built from (recorded by the build), the folder above this
+    module when it runs from a checkout, then the working directory and each
+    folder above it."""
+    roots: List[Path] = []
+    try:
+        from gpudiag import _project  # type: ignore[attr-defined]
+        roots.append(Path(_project.SOURCE_DIR))
+    except ImportError:
+        pass
+    roots.append(Path(__file__).resolve().parents[1])
+    cwd = Path.cwd()
+    roots += [cwd, *cwd.parents]
+    return list(dict.fromkeys(roots))
+
+
 def default_corpus_path() -> Path:
-    """$GPUDIAG_EVAL_CORPUS, else the published corpus beside the project checkout."""
+    """$GPUDIAG_EVAL_CORPUS, else the published corpus beside the project
+    checkout, wherever the command is run from."""
     env = os.environ.get("GPUDIAG_EVAL_CORPUS")
-    return Path(env) if env else DEFAULT_CORPUS
+    if env:
+        return Path(env)
+    candidates = [root / DEFAULT_CORPUS for root in project_roots()]
+    for candidate in candidates:
+        if (candidate / MANIFEST).is_file():
+            return candidate.resolve()
+    return candidates[0]
 
 
 def resolve_root(path: Path) -> Path:

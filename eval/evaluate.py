@@ -34,6 +34,14 @@ class SpaceResult:
     false_alarms: Dict[str, FalseAlarms] = field(default_factory=dict)  #: fine space only
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What decided one of gpudiag's predictions."""
+
+    confidence: float
+    rule: str  #: the deciding rule's id; empty when no line decided
+
+
 @dataclass
 class Evaluation:
     corpus: Corpus
@@ -44,18 +52,28 @@ class Evaluation:
     resamples: int
     seed: int
     seconds: float
+    decisions: Dict[str, List[Optional[Decision]]] = field(default_factory=dict)  #: gpudiag variants, per sample
 
 
-def _predict(corpus: Corpus, rules: Optional[gpudiag.RuleSet], with_exit_codes: bool,
-             show_progress: bool) -> Tuple[Dict[str, Dict[str, List[str]]], List[Tuple[str, str]]]:
-    classifiers = [GPUDIAG] + ([GPUDIAG_WITH_EXIT] if with_exit_codes else []) + list(BASELINES)
-    predictions = {c: {"g15": [], "fine": []} for c in classifiers}
+Predictions = Dict[str, Dict[str, List[str]]]
+
+
+def _predict(corpus: Corpus, rules: Optional[gpudiag.RuleSet], with_exit_codes: bool, show_progress: bool
+             ) -> Tuple[Predictions, Dict[str, List[Optional[Decision]]], List[Tuple[str, str]]]:
+    variants = [GPUDIAG] + ([GPUDIAG_WITH_EXIT] if with_exit_codes else [])
+    classifiers = variants + list(BASELINES)
+    predictions: Predictions = {c: {"g15": [], "fine": []} for c in classifiers}
+    decisions: Dict[str, List[Optional[Decision]]] = {c: [] for c in variants}
     errors: List[Tuple[str, str]] = []
     progress = Progress(len(corpus.samples), f"scoring {corpus.name}", enabled=show_progress)
 
     def put(name: str, g15: str, fine: str) -> None:
         predictions[name]["g15"].append(g15)
         predictions[name]["fine"].append(fine)
+
+    def put_diagnosis(name: str, d: gpudiag.Diagnosis) -> None:
+        put(name, d.g15, d.class_)
+        decisions[name].append(Decision(d.confidence, d.evidence[0].rule if d.evidence else ""))
 
     for i, sample in enumerate(corpus.samples, 1):
         try:
@@ -64,25 +82,24 @@ def _predict(corpus: Corpus, rules: Optional[gpudiag.RuleSet], with_exit_codes: 
             errors.append((sample.id, f"{sample.log_path}: {e.strerror or e}"))
             for c in classifiers:
                 put(c, UNREADABLE, UNREADABLE)
+            for c in variants:
+                decisions[c].append(None)
             progress.update(i, sample.id)
             continue
-        d = gpudiag.diagnose(data, rules=rules)
-        put(GPUDIAG, d.g15, d.class_)
+        put_diagnosis(GPUDIAG, gpudiag.diagnose(data, rules=rules))
         if with_exit_codes:
-            d = gpudiag.diagnose(data, exit_code=sample.exit_code, rules=rules)
-            put(GPUDIAG_WITH_EXIT, d.g15, d.class_)
+            put_diagnosis(GPUDIAG_WITH_EXIT, gpudiag.diagnose(data, exit_code=sample.exit_code, rules=rules))
         text = data.decode("utf-8", errors="replace")
         for name, baseline in BASELINES.items():
             label = baseline(text, sample.exit_code)
             put(name, label, label)
         progress.update(i, sample.id)
     progress.close()
-    return predictions, errors
+    return predictions, decisions, errors
 
 
-def _score_space(space: str, truth: Sequence[str], corpus: Corpus,
-                 predictions: Dict[str, Dict[str, List[str]]], resamples: int,
-                 seed: int) -> SpaceResult:
+def _score_space(space: str, truth: Sequence[str], corpus: Corpus, predictions: Predictions,
+                 resamples: int, seed: int) -> SpaceResult:
     labels = scored_labels(truth)
     y = np.asarray(truth)
     scores = {c: score(truth, p[space], labels, resamples, seed) for c, p in predictions.items()}
@@ -120,11 +137,11 @@ def evaluate(corpus: Corpus, rules: Optional[gpudiag.RuleSet] = None, *,
     """
     start = time.monotonic()
     with_exit_codes = with_exit_codes and any(s.exit_code is not None for s in corpus.samples)
-    predictions, errors = _predict(corpus, rules, with_exit_codes, show_progress)
+    predictions, decisions, errors = _predict(corpus, rules, with_exit_codes, show_progress)
     spaces = {"g15": _score_space("g15", [s.mode for s in corpus.samples], corpus, predictions,
                                   resamples, seed)}
     if corpus.has_fine_labels:
         spaces["fine"] = _score_space("fine", [s.fine for s in corpus.samples], corpus,
                                       predictions, resamples, seed)
     return Evaluation(corpus, tuple(predictions), predictions, spaces, errors, resamples, seed,
-                      time.monotonic() - start)
+                      time.monotonic() - start, decisions)

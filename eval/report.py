@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Dict, List
 
+from sklearn.metrics import classification_report
+
 from .evaluate import GPUDIAG, REFERENCE, Evaluation, SpaceResult
 
 SPACE_TITLE = {"g15": "g15 space (the published corpus's 15 classes)",
@@ -25,6 +27,74 @@ def _p(p: float) -> str:
     return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
 
 
+def _mcnemar_cell(c: str, result: SpaceResult) -> str:
+    if c not in result.mcnemar:
+        return "reference" if c == REFERENCE else ""
+    m = result.mcnemar[c]
+    return (f"p = {_p(m.p_value)}: {c} alone right on {m.only_first} logs, "
+            f"{REFERENCE} alone right on {m.only_second}")
+
+
+def _zero_width(ev: Evaluation, result: SpaceResult, c: str) -> str:
+    """Why a classifier's interval has no width, from its per-class scores."""
+    s = result.scores[c]
+    f1s = [cs.f1 for cs in s.per_class]
+    if all(f == 1.0 for f in f1s):
+        return f"- {c}'s interval has zero width: it is right on every log, so every resample scores 1.000."
+    if all(f in (0.0, 1.0) for f in f1s):
+        k = sum(f == 1.0 for f in f1s)
+        return (f"- {c}'s interval has zero width, and rightly: it gets every log of {k} of the "
+                f"{len(f1s)} classes right and no log of the others, so every resample scores the "
+                f"same share of perfect classes ({k}/{len(f1s)} = {k / len(f1s):.3f}). The interval is "
+                "over resamples of the logs; a classifier whose per-class F1 is all 1s and 0s does "
+                "not move with them.")
+    return f"- {c}'s interval has zero width: each of the {ev.resamples} resamples gives the same macro-F1."
+
+
+def _explanations(ev: Evaluation, result: SpaceResult) -> List[str]:
+    """One line per metric saying what it counts, with this corpus's numbers."""
+    labels = set(result.scores[GPUDIAG].labels)
+    n, k = len(result.truth), len(labels)
+    unscored = [i for i, t in enumerate(result.truth) if t not in labels]
+    out = ["What the columns count:", "",
+           f"- macro-F1: the mean of the {k} scored classes' F1 (the labels the corpus holds, less "
+           "`generic` and `unknown`), each class weighing the same however many logs it has; a class "
+           "a classifier never gets right counts as F1 0.",
+           f"- 95% CI: the 2.5th and 97.5th percentiles of macro-F1 over {ev.resamples} bootstrap "
+           f"resamples of the {n} logs (drawn with replacement, seed {ev.seed}): how much the score "
+           "owes to which logs the corpus happens to hold.",
+           f"- accuracy: the share of all {n} logs whose label is predicted exactly"
+           + (f", the {len(unscored)} labelled `generic` or `unknown` included: they count here and in "
+              "no class's F1, so a classifier can score accuracy on them alone." if unscored else "."),
+           f"- McNemar vs {REFERENCE}: the exact two-sided binomial test on the logs exactly one of the "
+           f"two classifiers gets right; the counts say on how many each was the one right."]
+    if unscored:
+        shares = []
+        for c in ev.classifiers:
+            predicted = ev.predictions[c][result.space]
+            right = sum(predicted[i] == result.truth[i] for i in unscored)
+            shares.append(f"{c} {right / n:.3f} of {result.scores[c].accuracy:.3f}")
+        out.append("- of each classifier's accuracy, the part made on logs labelled `generic` or `unknown`: "
+                   + ", ".join(shares) + ".")
+    for c in ev.classifiers:
+        lo, hi = result.scores[c].ci
+        if not math.isnan(lo) and lo == hi:
+            out.append(_zero_width(ev, result, c))
+    return out + [""]
+
+
+def _per_class_reports(ev: Evaluation, result: SpaceResult) -> List[str]:
+    """scikit-learn's classification_report for each classifier, over the scored classes."""
+    labels = list(result.scores[GPUDIAG].labels)
+    out = [f"Per class ({result.space} space; scikit-learn's classification_report over the scored "
+           "classes: its micro average is over them alone, its macro average F1 is the macro-F1 above):", ""]
+    for c in ev.classifiers:
+        report = classification_report(result.truth, ev.predictions[c][result.space], labels=labels,
+                                       digits=3, zero_division=0)
+        out += [f"{c}:", "", "```text", report.rstrip(), "```", ""]
+    return out
+
+
 def _space_tables(ev: Evaluation, result: SpaceResult) -> List[str]:
     out = [f"### {SPACE_TITLE.get(result.space, result.space)}", "",
            f"{len(result.scores[GPUDIAG].labels)} classes scored, {len(result.truth)} logs.", "",
@@ -32,13 +102,9 @@ def _space_tables(ev: Evaluation, result: SpaceResult) -> List[str]:
            "|---|---|---|---|---|"]
     for c in ev.classifiers:
         s = result.scores[c]
-        if c in result.mcnemar:
-            m = result.mcnemar[c]
-            test = f"p = {_p(m.p_value)} ({m.only_first} vs {m.only_second} discordant)"
-        else:
-            test = "reference" if c == REFERENCE else ""
-        out.append(f"| {c} | {_f(s.macro_f1)} | {_ci(*s.ci)} | {s.accuracy:.3f} | {test} |")
+        out.append(f"| {c} | {_f(s.macro_f1)} | {_ci(*s.ci)} | {s.accuracy:.3f} | {_mcnemar_cell(c, result)} |")
     out.append("")
+    out += _explanations(ev, result)
     for kind, groups in result.by_group.items():
         out += [f"By {kind} (macro-F1 over the classes each {kind} holds; n/a where it holds "
                 "only unscored labels such as unknown):", "",
@@ -61,7 +127,7 @@ def _space_tables(ev: Evaluation, result: SpaceResult) -> List[str]:
             rate = "n/a" if fa.rate is None else f"{fa.rate:.3f}"
             out.append(f"| {c} | {fa.alarms} | {rate} |")
         out.append("")
-    return out
+    return out + _per_class_reports(ev, result)
 
 
 def summary_markdown(ev: Evaluation) -> str:
@@ -105,14 +171,21 @@ def write_predictions_csv(ev: Evaluation, path: Path) -> None:
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         spaces = list(ev.spaces)
+        variants = list(ev.decisions)
         w.writerow(["id", "source", "split", "log_path", "exit_code"]
                    + [f"label_{s}" for s in spaces]
-                   + [f"{c} ({s})" for s in spaces for c in ev.classifiers])
+                   + [f"{c} ({s})" for s in spaces for c in ev.classifiers]
+                   + [f"{c} {what}" for c in variants for what in ("confidence", "rule")])
         for i, sample in enumerate(ev.corpus.samples):
+            decided = []
+            for c in variants:
+                d = ev.decisions[c][i]
+                decided += ["", ""] if d is None else [f"{d.confidence:.4f}", d.rule]
             w.writerow([sample.id, sample.source, sample.split or "", sample.log_path,
                         "" if sample.exit_code is None else sample.exit_code]
                        + [ev.spaces[s].truth[i] for s in spaces]
-                       + [ev.predictions[c][s][i] for s in spaces for c in ev.classifiers])
+                       + [ev.predictions[c][s][i] for s in spaces for c in ev.classifiers]
+                       + decided)
 
 
 def write_confusion_png(ev: Evaluation, space: str, path: Path) -> None:

@@ -6,6 +6,8 @@ import sys
 
 import numpy as np
 import pytest
+
+import gpudiag
 from sklearn.metrics import f1_score
 
 from conftest import PUBLISHED_CORPUS
@@ -203,3 +205,85 @@ def test_duplicate_ids_are_rejected(tmp_path):
     (tmp_path / "corpus" / "labels.jsonl").write_text(row + row)
     with pytest.raises(CorpusError, match=":2: id 'a' appears twice"):
         load_corpus(tmp_path)
+
+
+@have_published
+def test_report_has_a_classification_report_per_classifier_and_says_what_each_metric_counts(published):
+    """Issue 18, point 11: scikit-learn's classification_report for each
+    classifier, and a line per metric on what it counts."""
+    from sklearn.metrics import classification_report
+    from gpudiag.eval.report import summary_markdown
+    text = summary_markdown(published)
+    g15 = published.spaces["g15"]
+    labels = list(g15.scores[GPUDIAG].labels)
+    for name in published.classifiers:
+        report = classification_report(g15.truth, published.predictions[name]["g15"], labels=labels,
+                                       digits=3, zero_division=0)
+        assert f"{name}:\n\n```text\n{report.rstrip()}\n```" in text
+    for metric in ("- macro-F1: the mean of the 15 scored classes' F1", "- 95% CI: the 2.5th and 97.5th",
+                   "- accuracy: the share of all 474 logs", "- McNemar vs keyword: the exact two-sided"):
+        assert metric in text
+
+
+def test_accuracy_from_generic_logs_is_named(tmp_path):
+    """Issue 18, point 11: logs labelled generic count in accuracy only, and
+    the report says how much of each classifier's accuracy they make."""
+    _write_corpus(tmp_path, [
+        ("oom", "cuda_oom", "cuda_oom", "dev", "torch.OutOfMemoryError: CUDA out of memory.\n"),
+        ("ok", "generic", "healthy", "dev", HEALTHY_WITH_NAN_WORD),
+        ("odd", "generic", "unknown", "dev", "nothing to see\n"),
+    ])
+    ev = evaluate(load_corpus(tmp_path), resamples=20)
+    from gpudiag.eval.report import summary_markdown
+    text = summary_markdown(ev)
+    assert "labelled `generic` or `unknown` included: they count here and in no class's F1" in text
+    line = next(x for x in text.splitlines() if x.startswith("- of each classifier's accuracy"))
+    g15 = ev.spaces["g15"]
+    unscored = [i for i, t in enumerate(g15.truth) if t not in g15.scores[GPUDIAG].labels]
+    right = sum(ev.predictions["exit code"]["g15"][i] == g15.truth[i] for i in unscored)
+    assert f"exit code {right / len(g15.truth):.3f} of {g15.scores['exit code'].accuracy:.3f}" in line
+
+
+@have_published
+def test_intervals_and_mcnemar_counts_are_explained(published, tmp_path):
+    """Issue 18, point 12: a zero-width interval says why (and is right: every
+    resample of the exit-code baseline scores 2/15); McNemar's counts name the
+    classifier right in each; predictions.csv has confidence and rule."""
+    from gpudiag.eval.metrics import macro_f1_of_resamples, resample_indices
+    from gpudiag.eval.report import summary_markdown
+    g15 = published.spaces["g15"]
+    values = macro_f1_of_resamples(g15.truth, published.predictions["exit code"]["g15"],
+                                   g15.scores["exit code"].labels, resample_indices(474, 200, 3))
+    assert np.allclose(values, 2 / 15)
+    text = summary_markdown(published)
+    assert "exit code's interval has zero width, and rightly: it gets every log of 2 of the 15 classes" in text
+    m = g15.mcnemar[GPUDIAG]
+    assert f"gpudiag alone right on {m.only_first} logs, keyword alone right on {m.only_second}" in text
+    out = write_results(published, tmp_path / "r")
+    import csv
+    rows = list(csv.DictReader(open(out["predictions"])))
+    d = gpudiag.diagnose(PUBLISHED_CORPUS / rows[0]["log_path"])
+    assert float(rows[0]["gpudiag confidence"]) == round(d.confidence, 4)
+    assert rows[0]["gpudiag rule"] == d.evidence[0].rule
+    assert all(r["gpudiag rule"] for r in rows)  # every published log is decided by a line
+
+
+def test_help_and_the_default_corpus_from_anywhere(tmp_path):
+    """Issue 18, point 12: --help prints 95%, not 95%%; the default corpus is
+    found relative to the project, not the working directory."""
+    help_text = subprocess.run([sys.executable, "-m", "gpudiag.eval", "--help"], capture_output=True,
+                               text=True, cwd=tmp_path).stdout
+    assert "95% interval" in help_text and "%%" not in help_text
+    from gpudiag.eval import default_corpus_path
+    import os
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        env = os.environ.pop("GPUDIAG_EVAL_CORPUS", None)
+        found = default_corpus_path()
+    finally:
+        os.chdir(cwd)
+        if env is not None:
+            os.environ["GPUDIAG_EVAL_CORPUS"] = env
+    if (PUBLISHED_CORPUS / "corpus" / "labels.jsonl").is_file():
+        assert found == PUBLISHED_CORPUS.resolve()
