@@ -21,7 +21,7 @@ GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 demo: build python
 	@$(BUILD)/gpudiag diagnose corpus/examples/*.log
 	@echo; echo "== the same from Python ($(VENV)/bin/python) =="
-	@$(VENV)/bin/python -c 'import gpudiag; print(gpudiag.diagnose("corpus/examples/cuda_oom_trainer.log"))' | head -3
+	@$(VENV)/bin/python -c 'import gpudiag; print(repr(gpudiag.diagnose("corpus/examples/cuda_oom_trainer.log")))'
 
 test: build python
 	@status=0; \

@@ -20,7 +20,7 @@ def test_make_demo_installs_the_python_package():
     """Issue 18, point 1: `make demo` leaves `import gpudiag` working in .venv."""
     plan = subprocess.run(["make", "-n", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=60).stdout
     assert re.search(r"\.venv/bin/pip install .*\"\.\[test\]\"", plan), plan
-    assert ".venv/bin/python -c 'import gpudiag;" in plan
+    assert ".venv/bin/python -c 'import gpudiag; print(repr(gpudiag.diagnose(" in plan
 
 
 def test_the_python_quick_tour_runs_as_written():
