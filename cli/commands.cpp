@@ -25,7 +25,6 @@
 namespace po = boost::program_options;
 
 namespace gpudiag::cli {
-namespace {
 
 // "1048576", "500M", "2G": K, M, G and T are powers of 1024. None when it is
 // not such a size or does not fit in 64 bits.
@@ -43,6 +42,16 @@ std::optional<std::uint64_t> parse_size(std::string_view s) {
   if (n > (UINT64_MAX >> shift)) return std::nullopt;
   return n << shift;
 }
+
+std::string python() {
+  if (const char* p = std::getenv("GPUDIAG_PYTHON"); p && *p) return p;
+  std::error_code ec;
+  const auto beside = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "python3";
+  if (!ec && ::access(beside.c_str(), X_OK) == 0) return beside.string();
+  return "python3";
+}
+
+namespace {
 
 // "--exit-code -9" would read as an option; join such pairs before parsing.
 std::vector<std::string> join_negative_values(const std::vector<std::string>& args) {

@@ -2,7 +2,10 @@
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -27,7 +30,16 @@ std::string help_row(const std::string& name, const std::string& text, std::size
 // (the command then exits with kUsage).
 std::shared_ptr<const RuleSet> load_rules(const boost::program_options::variables_map& vm);
 
+// The interpreter that has the gpudiag package: $GPUDIAG_PYTHON, else the
+// python3 beside this binary (pip installs both into one bin/), else PATH's.
+std::string python();
+
+// "1048576", "500M", "2G": K, M, G and T are powers of 1024. None when it is
+// not such a size or does not fit in 64 bits.
+std::optional<std::uint64_t> parse_size(std::string_view s);
+
 int run_diagnose(const std::vector<std::string>& args);
+int run_command(const std::vector<std::string>& args);
 int run_rules(const std::vector<std::string>& args);
 int run_taxonomy(const std::vector<std::string>& args);
 

@@ -21,6 +21,8 @@ commands:
   diagnose FILE|DIR... diagnose training logs: files, directories, archives, '-' for stdin
   batch INPUT...       reclassify many jobs into JSONL, CSV or Parquet, on every core
                        (the Python package's: pip install 'gpudiag[batch]')
+  run -- CMD ARGS...   run a training command, keep its log, diagnose it as it
+                       streams; notify, and restart it when a rerun will help
   rules list           list the rules in priority order
   rules check [DIR]    validate and compile rules, run their examples
   taxonomy             the classes gpudiag can report (--format markdown: docs/taxonomy.md)
@@ -34,21 +36,13 @@ examples:
   gpudiag diagnose --format brief --stats logs/
   gpudiag diagnose --exit-code -9 --format json rank*.log
   kubectl logs job/train | gpudiag diagnose
+  gpudiag run --notify-webhook https://hooks.example/x -- python train.py
 
 exit status: 0 when it ran; 1 when an input could not be read (the others are
 still diagnosed) or a rule's example failed; 2 on a usage error or rules that
-do not load, in every command; 3 when 'diagnose --fail-on' matched.
+do not load, in every command; 3 when 'diagnose --fail-on' matched. 'run'
+exits with the command's own status (128 + N for signal N).
 )";
-
-// The interpreter that has the gpudiag package: $GPUDIAG_PYTHON, else the
-// python3 beside this binary (pip installs both into one bin/), else PATH's.
-std::string python() {
-  if (const char* p = std::getenv("GPUDIAG_PYTHON"); p && *p) return p;
-  std::error_code ec;
-  const auto beside = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "python3";
-  if (!ec && ::access(beside.c_str(), X_OK) == 0) return beside.string();
-  return "python3";
-}
 
 // Runs the package's batch command, or says how to get the package.
 constexpr const char* kBatch = R"(import sys
@@ -62,7 +56,7 @@ sys.exit(main(sys.argv[1:])))";
 // `gpudiag batch` is the Python package's (its Parquet output is pyarrow's):
 // this replaces the process with the interpreter running it.
 int run_batch(const std::vector<std::string>& args) {
-  const std::string interpreter = python();
+  const std::string interpreter = gpudiag::cli::python();
   std::vector<std::string> command{interpreter, "-c", kBatch};
   command.insert(command.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -96,6 +90,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "diagnose") return gpudiag::cli::run_diagnose(rest);
     if (command == "batch") return run_batch(rest);
+    if (command == "run") return gpudiag::cli::run_command(rest);
     if (command == "rules") return gpudiag::cli::run_rules(rest);
     if (command == "taxonomy") return gpudiag::cli::run_taxonomy(rest);
   } catch (const std::exception& e) {

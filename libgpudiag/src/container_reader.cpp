@@ -1,6 +1,12 @@
 #include "container_reader.hpp"
 
 namespace gpudiag::detail {
+namespace {
+
+// How each line gpudiag run writes into a log it keeps begins.
+constexpr std::string_view kRunPrefix = "# gpudiag run: ";
+
+}  // namespace
 
 ContainerReader::ContainerReader(Output out, std::size_t max_line)
     : out_(std::move(out)), max_line_(max_line) {}
@@ -9,6 +15,7 @@ std::string_view ContainerReader::format() const {
   switch (format_) {
     case Format::docker_json: return "docker_json";
     case Format::cri: return "cri";
+    case Format::gpudiag_run: return "gpudiag_run";
     default: return "";
   }
 }
@@ -77,12 +84,18 @@ void ContainerReader::finish() {
 }
 
 void ContainerReader::detect(std::string_view first_line) {
-  format_ = docker_record(first_line, false) ? Format::docker_json
-            : cri_record(first_line, false)  ? Format::cri
-                                             : Format::plain;
+  format_ = first_line.substr(0, kRunPrefix.size()) == kRunPrefix ? Format::gpudiag_run
+            : docker_record(first_line, false)                     ? Format::docker_json
+            : cri_record(first_line, false)                        ? Format::cri
+                                                                   : Format::plain;
 }
 
 void ContainerReader::record(std::string_view line) {
+  if (format_ == Format::gpudiag_run) {
+    if (line.substr(0, kRunPrefix.size()) != kRunPrefix) out_(line);
+    out_("\n");
+    return;
+  }
   const bool read = format_ == Format::docker_json ? docker_record(line, true) : cri_record(line, true);
   if (!read) {
     out_(line);

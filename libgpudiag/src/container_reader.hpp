@@ -14,6 +14,10 @@ namespace gpudiag::detail {
 // as `2024-05-01T10:00:00.123456789Z stderr F text`. The first line says
 // which; each record's text is passed on as the line the program printed,
 // partial records (Docker's split long lines, CRI's `P`) joined to the next.
+// A log `gpudiag run` kept begins with its header (`# gpudiag run: CMD`): the
+// wrapper's own lines (header, footer, notes) pass on blank, so that the
+// command line it names never counts as the command's output, and the line
+// numbers stay the file's.
 // A line of neither form passes on as it is. Anything else passes through
 // untouched, without a copy.
 class ContainerReader {
@@ -24,11 +28,11 @@ class ContainerReader {
   void write(std::string_view in);
   void finish();
 
-  // "docker_json", "cri"; empty for plain lines.
+  // "docker_json", "cri", "gpudiag_run"; empty for plain lines.
   std::string_view format() const;
 
  private:
-  enum class Format { unknown, plain, docker_json, cri };
+  enum class Format { unknown, plain, docker_json, cri, gpudiag_run };
   bool first_line(std::string_view& in);
   void detect(std::string_view first_line);
   void record(std::string_view line);  // one whole line, its newline cut

@@ -446,6 +446,17 @@ struct Resolver {
                                  static_cast<int>(*fastest_rank), static_cast<int>(*slowest_rank), e.count};
   }
 
+  // The last checkpoint the log shows being saved: what a rerun can resume
+  // from (gpudiag run hands its path to the next attempt).
+  void last_checkpoint() {
+    std::optional<unsigned> latest;
+    for (unsigned i = 0; i < rules.rules.size(); ++i)
+      if (rules.rules[i].role == Role::checkpoint_save && scan.per_rule[i].count > 0 &&
+          (!latest || scan.per_rule[i].last.line > scan.per_rule[*latest].last.line))
+        latest = i;
+    if (latest) finding("checkpoint", "", "last_saved", marker_evidence(*latest, true));
+  }
+
   // What slows the run, whatever ended it: a setup a rule names, and a
   // checkpoint saved at nearly every step.
   void throughput_findings() {
@@ -472,6 +483,7 @@ struct Resolver {
       x.finding.rank = d.trajectory.rank;
       x.step_time = *c;
     }
+    if (save_rule) last_checkpoint();
     const std::optional<double> steps = training.steps;
     if (!save_rule || saves < kStormSaves || !steps || 2 * static_cast<double>(saves) < *steps) return;
     auto& x = finding("throughput", "", "save_storm", marker_evidence(*save_rule, false));

@@ -150,6 +150,11 @@ void Stream::write(std::string_view bytes) {
 
 bool Stream::full() const { return impl_->full; }
 
+void Stream::set_exit_code(std::optional<int> exit_code) {
+  if (impl_->finished) throw std::logic_error("Stream::set_exit_code() after finish()");
+  impl_->options.exit_code = exit_code;
+}
+
 Diagnosis Stream::finish() { return impl_->finish(); }
 
 Diagnosis diagnose_bytes(std::shared_ptr<const RuleSet> rules, std::string_view log,

@@ -292,6 +292,12 @@ void word_finding(FindingFacts& x) {
                           std::to_string(x.last_line) +
                           ": a save at nearly every step, and each step waits for its write"
                     : first_sentence(x.description);
+  } else if (f.kind == "checkpoint") {
+    const Evidence& ev = *f.evidence;
+    const auto path = ev.values.find("path");
+    f.message = (path != ev.values.end() ? "the last checkpoint saved: " + path->second + " (line "
+                                         : "a checkpoint was last saved (line ") +
+                std::to_string(ev.line) + ")" + (ev.count > 1 ? ", of " + std::to_string(ev.count) + " saves" : "");
   } else if (f.kind == "trajectory") {
     f.message = "before it ended, the loss trajectory was " + std::string(to_string(x.shape));
   } else if (f.kind == "context" && f.reason == "below_severity") {

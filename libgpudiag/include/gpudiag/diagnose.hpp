@@ -56,6 +56,9 @@ class Stream {
   void write(std::string_view bytes);
   // Whether the size limit (max_bytes) was reached: later writes are ignored.
   bool full() const;
+  // The job's exit status when it is known only after its log (a wrapper
+  // learns it when the command exits), as DiagnoseOptions::exit_code.
+  void set_exit_code(std::optional<int> exit_code);
   Diagnosis finish();
 
  private:

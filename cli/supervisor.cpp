@@ -1,0 +1,289 @@
+#include "supervisor.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+namespace gpudiag::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The signals passed on to the command: the ones a terminal, a scheduler
+// (scancel, Slurm's --signal) or an operator sends to stop or warn a job.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+// After the command exits, its output is read until this long passes without
+// any: a process it left behind may hold the pipes open for good.
+constexpr auto kDrainGrace = std::chrono::milliseconds(1000);
+// A partial line is held for the log until its newline comes, up to this size.
+constexpr std::size_t kMaxPending = 1 << 20;
+
+int g_signal_write = -1;
+
+// One byte a signal: the number, and 0x80 when a process sent it (kill(2))
+// rather than the kernel (a terminal's Ctrl-C).
+void on_signal(int sig, siginfo_t* info, void*) {
+  const int saved = errno;
+  const bool sent = info && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+  const unsigned char byte = static_cast<unsigned char>(sig | (sent ? 0x80 : 0));
+  (void)!::write(g_signal_write, &byte, 1);
+  errno = saved;
+}
+
+void install(int sig) {
+  struct sigaction sa {};
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(sig, &sa, nullptr);
+}
+
+std::vector<char*> c_strings(const std::vector<std::string>& items) {
+  std::vector<char*> out;
+  for (const auto& s : items) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// In the child: its own process group unless it shares the terminal with
+// the wrapper, its output into the pipes, then the command. Only
+// async-signal-safe calls: the parent may hold locks.
+[[noreturn]] void exec_child(char* const* argv, char* const* envp, int out, int err, int status,
+                             bool interactive) {
+  if (!interactive) ::setpgid(0, 0);
+  ::signal(SIGPIPE, SIG_DFL);  // ignored in the wrapper; an ignored signal stays so across exec
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::dup2(out, STDOUT_FILENO);
+  ::dup2(err, STDERR_FILENO);
+  ::execvpe(argv[0], argv, envp);
+  const int e = errno;
+  (void)!::write(status, &e, sizeof e);
+  ::_exit(e == ENOENT ? 127 : 126);
+}
+
+// One of the command's two outputs.
+struct Channel {
+  int fd;
+  int terminal;
+  std::string pending;  // the start of a line whose newline has not come
+  bool open = true;
+};
+
+class Relay {
+ public:
+  Relay(int log_fd, Stream& stream) : log_fd_(log_fd), stream_(stream) {}
+
+  // To the terminal as it comes (a progress bar redrawn with \r shows at
+  // once); to the log and the diagnosis a whole line at a time, so that the
+  // two outputs never cut into each other's lines.
+  void pass(Channel& ch, std::string_view data) {
+    if (terminal_ok_ && !write_all(ch.terminal, data)) terminal_ok_ = false;  // closed: the log goes on
+    ch.pending.append(data);
+    const std::size_t last = ch.pending.rfind('\n');
+    if (last != std::string::npos) {
+      emit(std::string_view(ch.pending).substr(0, last + 1));
+      ch.pending.erase(0, last + 1);
+    }
+    if (ch.pending.size() >= kMaxPending) flush(ch);
+  }
+
+  void flush(Channel& ch) {
+    if (ch.pending.empty()) return;
+    if (ch.pending.back() != '\n') ch.pending += '\n';  // the footer starts a line of its own
+    emit(ch.pending);
+    ch.pending.clear();
+  }
+
+ private:
+  void emit(std::string_view lines) {
+    write_all(log_fd_, lines);
+    stream_.write(lines);
+  }
+
+  int log_fd_;
+  Stream& stream_;
+  bool terminal_ok_ = true;
+};
+
+struct Child {
+  pid_t pid = -1;
+  bool interactive = false;
+  bool exited = false;
+  int wait_status = 0;
+  int interrupts = 0;
+  bool stop_asked = false;
+
+  void reap(int options) {
+    if (exited) return;
+    int st = 0;
+    pid_t r;
+    do r = ::waitpid(pid, &st, options);
+    while (r < 0 && errno == EINTR);
+    if (r == pid) {
+      exited = true;
+      wait_status = st;
+    }
+  }
+
+  // A signal the wrapper received, passed on: to the child's process group,
+  // or with a shared terminal to the child alone, and only when a process
+  // sent it (the terminal's own signal reached the child already). A second
+  // SIGINT kills the command.
+  void forward(unsigned char byte) {
+    const int sig = byte & 0x7f;
+    const bool sent = byte & 0x80;
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) stop_asked = true;
+    if (sig == SIGINT && ++interrupts >= 2) {
+      send(SIGKILL);
+      return;
+    }
+    if (interactive && !sent) return;
+    send(sig);
+  }
+
+  void send(int sig) const {
+    if (exited) return;
+    if (interactive) ::kill(pid, sig);
+    else ::killpg(pid, sig);
+  }
+};
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// Reads the command's outputs until both end, or until the command has
+// exited and they have been quiet for kDrainGrace.
+void relay(Child& child, Channel (&channels)[2], Relay& relay, SignalPipe& signals) {
+  char buf[64 << 10];
+  auto quiet_since = Clock::now();
+  while (channels[0].open || channels[1].open) {
+    pollfd fds[3] = {{channels[0].open ? channels[0].fd : -1, POLLIN, 0},
+                     {channels[1].open ? channels[1].fd : -1, POLLIN, 0},
+                     {signals.fd(), POLLIN, 0}};
+    const int ready = ::poll(fds, 3, child.exited ? 100 : -1);
+    if (ready < 0 && errno != EINTR) break;
+    bool data = false;
+    for (int i = 0; i < 2; ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(channels[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        relay.pass(channels[i], std::string_view(buf, static_cast<std::size_t>(n)));
+        data = true;
+      } else if (n == 0 || errno != EINTR) {
+        channels[i].open = false;
+      }
+    }
+    if (fds[2].revents & POLLIN)
+      for (int sig : signals.drain()) {
+        if ((sig & 0x7f) == SIGCHLD) child.reap(WNOHANG);
+        else child.forward(static_cast<unsigned char>(sig));
+      }
+    if (data || !child.exited) quiet_since = Clock::now();
+    else if (Clock::now() - quiet_since >= kDrainGrace) break;
+  }
+  for (Channel& ch : channels) relay.flush(ch);
+}
+
+// Waits for the command, still passing signals on.
+void wait_for(Child& child, SignalPipe& signals) {
+  while (!child.exited) {
+    child.reap(WNOHANG);
+    if (child.exited) break;
+    pollfd fd{signals.fd(), POLLIN, 0};
+    if (::poll(&fd, 1, 100) > 0)
+      for (int sig : signals.drain())
+        if ((sig & 0x7f) != SIGCHLD) child.forward(static_cast<unsigned char>(sig));
+  }
+}
+
+}  // namespace
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+SignalPipe::SignalPipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error(std::strerror(errno));
+  read_end_ = fds[0];
+  g_signal_write = fds[1];
+  for (int sig : kForwarded) install(sig);
+  install(SIGCHLD);
+  ::signal(SIGPIPE, SIG_IGN);  // a closed terminal must not end the wrapper: the log goes on
+}
+
+SignalPipe::~SignalPipe() {
+  for (int sig : kForwarded) ::signal(sig, SIG_DFL);
+  ::signal(SIGCHLD, SIG_DFL);
+}
+
+std::vector<int> SignalPipe::drain() {
+  std::vector<int> out;
+  unsigned char buf[64];
+  ssize_t n;
+  while ((n = ::read(read_end_, buf, sizeof buf)) > 0)
+    for (ssize_t i = 0; i < n; ++i) out.push_back(buf[i]);
+  return out;
+}
+
+AttemptResult supervise(const Launch& launch, SignalPipe& signals, Stream& stream) {
+  AttemptResult result;
+  int out[2], err[2], status[2];
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(status, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("cannot create pipes: ") + std::strerror(errno));
+  std::vector<char*> argv = c_strings(launch.argv), envp = c_strings(launch.env);
+  Child child;
+  // Sharing the terminal (in its foreground), the command stays in the
+  // wrapper's process group: it reads the terminal, Ctrl-C and Ctrl-Z reach
+  // it as they would bare. Otherwise it gets a group of its own, which the
+  // signals are passed to whole (torchrun's workers included).
+  child.interactive = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+  const auto start = Clock::now();
+  child.pid = ::fork();
+  if (child.pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
+  if (child.pid == 0) exec_child(argv.data(), envp.data(), out[1], err[1], status[1], child.interactive);
+  if (!child.interactive) ::setpgid(child.pid, child.pid);  // both sides: no race with the first signal
+  ::close(out[1]);
+  ::close(err[1]);
+  ::close(status[1]);
+  int exec_errno = 0;
+  ssize_t n;
+  do n = ::read(status[0], &exec_errno, sizeof exec_errno);
+  while (n < 0 && errno == EINTR);
+  ::close(status[0]);
+  if (n == static_cast<ssize_t>(sizeof exec_errno)) result.exec_error = std::strerror(exec_errno);
+
+  Channel channels[2] = {{out[0], STDOUT_FILENO, {}}, {err[0], STDERR_FILENO, {}}};
+  Relay lines(launch.log_fd, stream);
+  relay(child, channels, lines, signals);
+  close_fd(channels[0].fd);
+  close_fd(channels[1].fd);
+  wait_for(child, signals);
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.interrupted = child.stop_asked;
+  if (WIFSIGNALED(child.wait_status)) {
+    result.status = 128 + WTERMSIG(child.wait_status);
+    result.exit_code = -WTERMSIG(child.wait_status);
+  } else {
+    result.status = WEXITSTATUS(child.wait_status);
+    result.exit_code = result.status;
+  }
+  return result;
+}
+
+}  // namespace gpudiag::cli
