@@ -16,7 +16,7 @@ DEB_LIBS := libhyperscan-dev libsimdjson-dev libboost-program-options-dev \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: demo test deps build python test-cpp test-python test-sanitize fuzz bench bench-batch bench-compare eval corpus clean
+.PHONY: demo test deps build python test-cpp test-python test-sanitize fuzz bench bench-batch bench-compare bench-run eval corpus clean
 
 demo: build python
 	@$(BUILD)/gpudiag diagnose corpus/examples/*.log
@@ -133,6 +133,9 @@ bench: build
 bench-compare: build python
 	@command -v rg >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq ripgrep >/dev/null
 	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(VENV)/bin/python bench/compare.py
+
+bench-run: build
+	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(VENV)/bin/python bench/run_overhead.py
 
 bench-batch: build python
 	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(VENV)/bin/python bench/batch_bench.py

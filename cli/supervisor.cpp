@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,22 +51,34 @@ std::vector<char*> c_strings(const std::vector<std::string>& items) {
   return out;
 }
 
-// In the child: its own process group unless it shares the terminal with
-// the wrapper, its output into the pipes, then the command. Only
-// async-signal-safe calls: the parent may hold locks.
-[[noreturn]] void exec_child(char* const* argv, char* const* envp, int out, int err, int status,
-                             bool interactive) {
-  if (!interactive) ::setpgid(0, 0);
-  ::signal(SIGPIPE, SIG_DFL);  // ignored in the wrapper; an ignored signal stays so across exec
-  sigset_t none;
+// The command started with posix_spawn (a vfork: nothing of the wrapper's
+// memory is copied), in its own process group unless it shares the terminal
+// with the wrapper, its output into the pipes, SIGPIPE back to its default
+// (ignored here; an ignored signal stays so across exec), no signal blocked.
+// Returns 0 or the errno of the failed exec.
+int spawn(pid_t& pid, char* const* argv, char* const* envp, int out, int err, bool interactive) {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_adddup2(&actions, out, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err, STDERR_FILENO);
+  sigset_t none, defaults;
   sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::dup2(out, STDOUT_FILENO);
-  ::dup2(err, STDERR_FILENO);
-  ::execvpe(argv[0], argv, envp);
-  const int e = errno;
-  (void)!::write(status, &e, sizeof e);
-  ::_exit(e == ENOENT ? 127 : 126);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (!interactive) {
+    flags |= POSIX_SPAWN_SETPGROUP;
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
+  posix_spawnattr_setflags(&attr, flags);
+  const int error = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv, envp);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  return error;
 }
 
 // One of the command's two outputs.
@@ -241,10 +254,10 @@ std::vector<int> SignalPipe::drain() {
   return out;
 }
 
-AttemptResult supervise(const Launch& launch, SignalPipe& signals, Stream& stream) {
+AttemptResult supervise(const Launch& launch, SignalPipe& signals, const std::function<Stream&()>& ready) {
   AttemptResult result;
-  int out[2], err[2], status[2];
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(status, O_CLOEXEC) != 0)
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("cannot create pipes: ") + std::strerror(errno));
   std::vector<char*> argv = c_strings(launch.argv), envp = c_strings(launch.env);
   Child child;
@@ -254,35 +267,31 @@ AttemptResult supervise(const Launch& launch, SignalPipe& signals, Stream& strea
   // signals are passed to whole (torchrun's workers included).
   child.interactive = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
   const auto start = Clock::now();
-  child.pid = ::fork();
-  if (child.pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
-  if (child.pid == 0) exec_child(argv.data(), envp.data(), out[1], err[1], status[1], child.interactive);
-  if (!child.interactive) ::setpgid(child.pid, child.pid);  // both sides: no race with the first signal
+  const int spawn_error = spawn(child.pid, argv.data(), envp.data(), out[1], err[1], child.interactive);
   ::close(out[1]);
   ::close(err[1]);
-  ::close(status[1]);
-  int exec_errno = 0;
-  ssize_t n;
-  do n = ::read(status[0], &exec_errno, sizeof exec_errno);
-  while (n < 0 && errno == EINTR);
-  ::close(status[0]);
-  if (n == static_cast<ssize_t>(sizeof exec_errno)) result.exec_error = std::strerror(exec_errno);
-
+  Stream& stream = ready();  // what the wrapper prepares while the command starts
   Channel channels[2] = {{out[0], STDOUT_FILENO, {}}, {err[0], STDERR_FILENO, {}}};
-  Relay lines(launch.log_fd, stream);
-  relay(child, channels, lines, signals);
+  if (spawn_error) {
+    result.exec_error = std::strerror(spawn_error);
+    result.status = spawn_error == ENOENT ? 127 : 126;
+    result.exit_code = result.status;
+  } else {
+    Relay lines(launch.log_fd, stream);
+    relay(child, channels, lines, signals);
+    wait_for(child, signals);
+    result.interrupted = child.stop_asked;
+    if (WIFSIGNALED(child.wait_status)) {
+      result.status = 128 + WTERMSIG(child.wait_status);
+      result.exit_code = -WTERMSIG(child.wait_status);
+    } else {
+      result.status = WEXITSTATUS(child.wait_status);
+      result.exit_code = result.status;
+    }
+  }
   close_fd(channels[0].fd);
   close_fd(channels[1].fd);
-  wait_for(child, signals);
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  result.interrupted = child.stop_asked;
-  if (WIFSIGNALED(child.wait_status)) {
-    result.status = 128 + WTERMSIG(child.wait_status);
-    result.exit_code = -WTERMSIG(child.wait_status);
-  } else {
-    result.status = WEXITSTATUS(child.wait_status);
-    result.exit_code = result.status;
-  }
   return result;
 }
 

@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,8 +47,10 @@ struct Launch {
 };
 
 // Starts the command and relays until it has exited and its output is done;
-// every complete line goes to the log and to `stream`.
-AttemptResult supervise(const Launch& launch, SignalPipe& signals, Stream& stream);
+// every complete line goes to the log and to the stream `ready` gives, which
+// is asked for once the command has started (the rules may still be loading
+// while it does).
+AttemptResult supervise(const Launch& launch, SignalPipe& signals, const std::function<Stream&()>& ready);
 
 // Writes all of `data`, retrying short writes and EINTR; false on an error.
 bool write_all(int fd, std::string_view data);
