@@ -40,6 +40,7 @@ std::optional<std::uint64_t> parse_size(std::string_view s);
 
 int run_diagnose(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
+int run_watch(const std::vector<std::string>& args);
 int run_rules(const std::vector<std::string>& args);
 int run_taxonomy(const std::vector<std::string>& args);
 

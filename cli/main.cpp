@@ -23,6 +23,8 @@ commands:
                        (the Python package's: pip install 'gpudiag[batch]')
   run -- CMD ARGS...   run a training command, keep its log, diagnose it as it
                        streams; notify, and restart it when a rerun will help
+  watch FILE           follow a log another program writes; report when it
+                       shows the job's end, or when it goes silent (a hang)
   rules list           list the rules in priority order
   rules check [DIR]    validate and compile rules, run their examples
   taxonomy             the classes gpudiag can report (--format markdown: docs/taxonomy.md)
@@ -91,6 +93,7 @@ int main(int argc, char** argv) {
     if (command == "diagnose") return gpudiag::cli::run_diagnose(rest);
     if (command == "batch") return run_batch(rest);
     if (command == "run") return gpudiag::cli::run_command(rest);
+    if (command == "watch") return gpudiag::cli::run_watch(rest);
     if (command == "rules") return gpudiag::cli::run_rules(rest);
     if (command == "taxonomy") return gpudiag::cli::run_taxonomy(rest);
   } catch (const std::exception& e) {

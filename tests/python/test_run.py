@@ -275,3 +275,75 @@ def test_a_hanging_webhook_is_cut_off_and_the_status_stays(cli, run_env, tmp_pat
         assert b"notify webhook" in r.stderr and b"failed" in r.stderr
     finally:
         listener.close()
+
+
+def write_slowly(path, lines, pause=0.2, start=0.3):
+    def go():
+        time.sleep(start)
+        for line in lines:
+            with open(path, "a") as f:
+                f.write(line + "\n")
+            time.sleep(pause)
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    return t
+
+
+def test_watch_reports_when_the_log_shows_the_end(cli, run_env, tmp_path):
+    log = tmp_path / "job.out"  # not there yet: the job is queued
+    write_slowly(log, ["step 1 loss 2.5", "step 2 loss 2.4",
+                       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"])
+    start = time.monotonic()
+    r = subprocess.run([cli, "watch", "--settle", "0.5s", "-f", "jsonl", str(log)], capture_output=True,
+                       env=run_env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert b"does not exist yet" in r.stderr
+    d = json.loads(r.stdout)
+    assert (d["class"], d["evidence"][0]["line"]) == ("cuda_oom", 3)
+    assert time.monotonic() - start < 20
+
+
+def test_watch_follows_a_rotated_log(cli, run_env, tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("step 1 loss 2.5\n")
+    p = subprocess.Popen([cli, "watch", "--settle", "0.5s", "-f", "jsonl", str(log)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=run_env)
+    time.sleep(1.0)
+    log.rename(tmp_path / "train.log.1")  # logrotate: the old file moves away, a new one starts
+    log.write_text("step 2 loss 2.4\nModuleNotFoundError: No module named 'flash_attn'\n")
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert json.loads(out)["class"] == "missing_module"
+    truncated = tmp_path / "copytruncate.log"
+    truncated.write_text("step 1 loss 2.5\n" * 50)
+    p = subprocess.Popen([cli, "watch", "--settle", "0.5s", "-f", "brief", str(truncated)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=run_env)
+    time.sleep(1.0)
+    truncated.write_text("Segmentation fault (core dumped)\n")  # copytruncate: the same file, shorter
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0 and b": segfault (job," in out, err
+
+
+def test_watch_reports_a_silent_log_as_a_possible_hang(cli, run_env, tmp_path):
+    log = tmp_path / "hung.log"
+    log.write_text("".join(f"step {s} loss {3 - s / 10:.2f}\n" for s in range(1, 11)))
+    start = time.monotonic()
+    r = subprocess.run([cli, "watch", "--silence", "2s", "--settle", "0.5s", "-f", "brief", str(log)],
+                       capture_output=True, env=run_env, timeout=60)
+    assert r.returncode == 4
+    assert b"has written nothing for 2s: the job may hang" in r.stderr
+    assert r.stdout.decode().startswith(f"{log}: unknown (none,")
+    assert 2 <= time.monotonic() - start < 20
+
+
+def test_watch_reports_when_the_job_process_ends(cli, run_env, tmp_path):
+    log = tmp_path / "pid.log"
+    log.write_text("step 1 loss 2.5\n")
+    job = subprocess.Popen(["sleep", "1"])
+    r = subprocess.run([cli, "watch", "--pid", str(job.pid), "--settle", "1h", "-f", "brief", str(log)],
+                       capture_output=True, env=run_env, timeout=60)
+    job.wait()
+    assert r.returncode == 0 and f"process {job.pid} has ended".encode() in r.stderr
+    assert r.stdout.decode().startswith(f"{log}: unknown")
+    bad = subprocess.run([cli, "watch", "--silence", "soon", str(log)], capture_output=True, env=run_env)
+    assert bad.returncode == 2 and b"--silence takes a duration" in bad.stderr
