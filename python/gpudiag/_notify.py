@@ -118,6 +118,8 @@ def summary(run: Dict[str, Any], bundle: Bundle) -> str:
             lines += ["", title] + [f"  {s}" for s in d["verdict"][key]]
     if d["evidence"]:
         lines += ["", "evidence"] + [f"  line {e['line']} ({e['rule']}): {e['text']}" for e in d["evidence"]]
+    if d["findings"]:
+        lines += ["", "findings"] + [f"  {f['message']}" for f in d["findings"]]
     if len(run["attempts"]) > 1:
         lines += ["", "attempts"] + [
             f"  {a['attempt']}: status {a['status']} after {a['seconds']:.1f} s, {a['diagnosis']['class']} "

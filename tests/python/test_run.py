@@ -347,3 +347,15 @@ def test_watch_reports_when_the_job_process_ends(cli, run_env, tmp_path):
     assert r.stdout.decode().startswith(f"{log}: unknown")
     bad = subprocess.run([cli, "watch", "--silence", "soon", str(log)], capture_output=True, env=run_env)
     assert bad.returncode == 2 and b"--silence takes a duration" in bad.stderr
+
+
+def test_the_readme_notification_demo_runs(cli, run_env):
+    """The README's quick tour shows this demo's output: a real run, a real
+    e-mail and a real webhook POST received on localhost."""
+    root = __import__("conftest").ROOT
+    r = subprocess.run([sys.executable, str(root / "examples" / "notify_demo.py")], capture_output=True, text=True,
+                       env=dict(run_env, GPUDIAG_CLI=cli), timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Subject: gpudiag: file_not_found (job): python train.py on" in r.stdout
+    assert "the last checkpoint saved: checkpoints/step-30.pt" in r.stdout
+    assert '"class": "file_not_found"' in r.stdout and "(exit status 1)" in r.stdout
