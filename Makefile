@@ -91,7 +91,7 @@ test-sanitize: deps
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
 FUZZ_RUNS ?= 0
-FUZZ_TARGETS ?= diagnose rules container scheduler
+FUZZ_TARGETS ?= diagnose rules container scheduler diagnosis_json
 FUZZ_BUILD := build-fuzz
 FUZZ_DEBS := clang-14 libclang-rt-14-dev
 fuzz: deps

@@ -1,8 +1,11 @@
 // Diagnoses arbitrary bytes with the shipped rules, fed in pieces whose sizes
 // the input chooses, so line and piece boundaries fall everywhere; renders
-// the diagnosis both ways. Any crash, hang or sanitizer report is a bug.
+// the diagnosis every way, and reads its JSON back: it must give the same
+// JSON again. Any crash, hang, sanitizer report or round-trip difference is
+// a bug.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string_view>
 
 #include "gpudiag/gpudiag.hpp"
@@ -22,7 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   gpudiag::Stream stream(shipped_rules(), options);
   for (std::size_t i = 0; i < log.size(); i += write) stream.write(log.substr(i, write));
   const gpudiag::Diagnosis d = stream.finish();
-  (void)gpudiag::to_json(d, "fuzz.log");
+  const std::string json = gpudiag::to_json(d, "fuzz.log");
   (void)gpudiag::to_text(d, "fuzz.log");
+  (void)gpudiag::to_brief(d, "fuzz.log");
+  if (gpudiag::to_json(gpudiag::from_json(json)) != json) std::abort();
   return 0;
 }

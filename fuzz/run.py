@@ -26,12 +26,12 @@ from typing import Dict, List
 
 FUZZ = pathlib.Path(__file__).resolve().parent
 ROOT = FUZZ.parent
-TARGETS = ("diagnose", "rules", "container", "scheduler")
+TARGETS = ("diagnose", "rules", "container", "scheduler", "diagnosis_json")
 MAX_SEED = 64 << 10  # larger logs slow every mutation; their lines are in the small ones
 # The longest input each target is given while fuzzing: a few pieces of a log
 # and a few records are enough to cross every boundary, and short inputs run
 # many times faster.
-MAX_LEN = {"diagnose": 8192, "rules": 16384, "container": 4096, "scheduler": 4096}
+MAX_LEN = {"diagnose": 8192, "rules": 16384, "container": 4096, "scheduler": 4096, "diagnosis_json": 16384}
 
 
 def seed_sources(target: str) -> List[pathlib.Path]:
