@@ -51,9 +51,11 @@ notifications (sent by the gpudiag Python package, in a process of its own):
                  the login come from GPUDIAG_SMTP_URL (smtp://host:587, or
                  smtps://host:465), GPUDIAG_SMTP_USER, GPUDIAG_SMTP_PASSWORD,
                  GPUDIAG_SMTP_FROM, GPUDIAG_SMTP_STARTTLS (try, require, off),
-                 or the same keys in --notify-config FILE (JSON: {"smtp":
+                 GPUDIAG_SMTP_CAFILE (the authority that signed the server's
+                 certificate, when the system's do not: it is verified), or
+                 the same keys in --notify-config FILE (JSON: {"smtp":
                  {"url": ..., "user": ..., "password": ..., "from": ...,
-                 "starttls": ...}}), never from the command line
+                 "starttls": ..., "cafile": ...}}), never from the command line
   webhook        an HTTP POST of JSON: the command, host, exit status, run time,
                  every attempt with its log and diagnosis, the log's head and
                  tail, and the artifacts (with what the budget left out)
@@ -74,7 +76,8 @@ set, PYTHONUNBUFFERED=1: a crash must not take the last lines with it.
 
 examples:
   gpudiag run -- python train.py --lr 3e-4
-  gpudiag run --log-dir /scratch/logs --notify-email me@example.org -- torchrun --nproc-per-node 8 train.py
+  gpudiag run --log-dir /scratch/logs --notify-email me@example.org \
+      -- torchrun --nproc-per-node 8 train.py
   gpudiag run --restart-on infra --max-restarts 3 -- srun python train.py
 
 exit status: CMD's own; 125 when gpudiag run could not start it (a usage

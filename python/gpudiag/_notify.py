@@ -21,6 +21,7 @@ import shlex
 import os
 import smtplib
 import socket
+import ssl
 import subprocess
 import sys
 import urllib.request
@@ -32,7 +33,7 @@ from urllib.parse import urlsplit
 
 HEAD_BYTES = 16 << 10
 TAIL_BYTES = 64 << 10
-SMTP_KEYS = ("url", "user", "password", "from", "starttls")
+SMTP_KEYS = ("url", "user", "password", "from", "starttls", "cafile")
 
 
 @dataclass
@@ -172,12 +173,17 @@ def send_email(address: str, run: Dict[str, Any], bundle: Bundle, text: str, set
     starttls = settings.get("starttls", "try")
     if starttls not in ("try", "require", "off"):
         raise RuntimeError(f"starttls must be try, require or off, not {starttls!r}")
-    cls = smtplib.SMTP_SSL if url.scheme == "smtps" else smtplib.SMTP
-    with cls(url.hostname, url.port or (465 if url.scheme == "smtps" else 587), timeout=timeout) as smtp:
+    # The server's certificate is verified (smtplib's own default does not):
+    # against the system's authorities, or the cafile the settings name.
+    tls = ssl.create_default_context(cafile=settings.get("cafile") or None)
+    port = url.port or (465 if url.scheme == "smtps" else 587)
+    smtp = (smtplib.SMTP_SSL(url.hostname, port, timeout=timeout, context=tls) if url.scheme == "smtps"
+            else smtplib.SMTP(url.hostname, port, timeout=timeout))
+    with smtp:
         smtp.ehlo()
         if url.scheme == "smtp" and starttls != "off":
             if smtp.has_extn("starttls"):
-                smtp.starttls()
+                smtp.starttls(context=tls)
                 smtp.ehlo()
             elif starttls == "require":
                 raise RuntimeError(f"{url.hostname} does not offer STARTTLS, and starttls is 'require'")

@@ -359,3 +359,53 @@ def test_the_readme_notification_demo_runs(cli, run_env):
     assert "Subject: gpudiag: file_not_found (job): python train.py on" in r.stdout
     assert "the last checkpoint saved: checkpoints/step-30.pt" in r.stdout
     assert '"class": "file_not_found"' in r.stdout and "(exit status 1)" in r.stdout
+
+
+def test_email_over_starttls_with_a_login_from_the_environment(cli, run_env, tmp_path):
+    """STARTTLS to a server whose certificate is verified (a test authority
+    given by GPUDIAG_SMTP_CAFILE), and AUTH with the login from the
+    environment: the password never appears on the command line."""
+    import ssl
+    from aiosmtpd.smtp import AuthResult
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    logins = []
+
+    def authenticate(server, session, envelope, mechanism, auth_data):
+        logins.append((auth_data.login, auth_data.password))
+        return AuthResult(success=auth_data.password == b"s3cret")
+
+    inbox = Inbox()
+    controller = aiosmtpd.Controller(inbox, hostname="127.0.0.1", port=free_port(), tls_context=context,
+                                     require_starttls=True, authenticator=authenticate, auth_require_tls=True)
+    controller.start()
+    try:
+        env = dict(run_env, GPUDIAG_SMTP_URL=f"smtp://127.0.0.1:{controller.port}", GPUDIAG_SMTP_USER="me",
+                   GPUDIAG_SMTP_PASSWORD="s3cret", GPUDIAG_SMTP_CAFILE=str(cert), GPUDIAG_SMTP_STARTTLS="require")
+        r = gpudiag_run(cli, env, "--log", str(tmp_path / "tls.log"), "--notify-email", "me@example.org", "--",
+                        "sh", "-c", "echo 'Segmentation fault (core dumped)' >&2; exit 139")
+        assert r.returncode == 139 and b"notified: e-mail to me@example.org" in r.stderr, r.stderr
+        assert logins == [(b"me", b"s3cret")] and len(inbox.messages) == 1
+        # The certificate is verified: without the authority, no mail goes.
+        untrusted = dict(env)
+        del untrusted["GPUDIAG_SMTP_CAFILE"]
+        r = gpudiag_run(cli, untrusted, "--log", str(tmp_path / "tls2.log"), "--notify-email", "me@example.org",
+                        "--", "sh", "-c", "exit 1")
+        assert r.returncode == 1 and b"CERTIFICATE_VERIFY_FAILED" in r.stderr and len(inbox.messages) == 1
+    finally:
+        controller.stop()
+
+
+def test_run_and_watch_help_teach_in_80_columns(cli):
+    for command in ("run", "watch"):
+        out = subprocess.run([cli, command, "--help"], capture_output=True, text=True).stdout
+        assert out.startswith(f"usage: gpudiag {command} [options]") and "exit status:" in out
+        assert all(len(line) <= 80 for line in out.splitlines()), command
+    run_help = subprocess.run([cli, "run", "--help"], capture_output=True, text=True).stdout
+    for option in ("--notify-email", "--notify-webhook", "--notify-command", "--attach-budget", "--restart-on",
+                   "--max-restarts", "GPUDIAG_SMTP_URL", "GPUDIAG_LAST_CHECKPOINT"):
+        assert option in run_help
