@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 namespace gpudiag::cli {
 namespace {
@@ -19,8 +20,10 @@ using Clock = std::chrono::steady_clock;
 // (scancel, Slurm's --signal) or an operator sends to stop or warn a job.
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 // After the command exits, its output is read until this long passes without
-// any: a process it left behind may hold the pipes open for good.
+// any, and no longer than kDrainLimit: a process it left behind may hold the
+// pipes open, and write, for good.
 constexpr auto kDrainGrace = std::chrono::milliseconds(1000);
+constexpr auto kDrainLimit = std::chrono::seconds(10);
 // A partial line is held for the log until its newline comes, up to this size.
 constexpr std::size_t kMaxPending = 1 << 20;
 
@@ -178,6 +181,7 @@ void close_fd(int& fd) {
 void relay(Child& child, Channel (&channels)[2], Relay& relay, SignalPipe& signals) {
   char buf[64 << 10];
   auto quiet_since = Clock::now();
+  std::optional<Clock::time_point> exited_at;
   while (channels[0].open || channels[1].open) {
     pollfd fds[3] = {{channels[0].open ? channels[0].fd : -1, POLLIN, 0},
                      {channels[1].open ? channels[1].fd : -1, POLLIN, 0},
@@ -200,8 +204,10 @@ void relay(Child& child, Channel (&channels)[2], Relay& relay, SignalPipe& signa
         if ((sig & 0x7f) == SIGCHLD) child.reap(WNOHANG);
         else child.forward(static_cast<unsigned char>(sig));
       }
+    if (child.exited && !exited_at) exited_at = Clock::now();
     if (data || !child.exited) quiet_since = Clock::now();
     else if (Clock::now() - quiet_since >= kDrainGrace) break;
+    if (exited_at && Clock::now() - *exited_at >= kDrainLimit) break;
   }
   for (Channel& ch : channels) relay.flush(ch);
 }

@@ -409,3 +409,14 @@ def test_run_and_watch_help_teach_in_80_columns(cli):
     for option in ("--notify-email", "--notify-webhook", "--notify-command", "--attach-budget", "--restart-on",
                    "--max-restarts", "GPUDIAG_SMTP_URL", "GPUDIAG_LAST_CHECKPOINT"):
         assert option in run_help
+
+
+def test_a_process_left_behind_does_not_keep_run_waiting(cli, run_env, tmp_path):
+    """A daemon the command leaves behind holds the pipes open and writes on:
+    gpudiag run stops reading ten seconds after the command exits."""
+    start = time.monotonic()
+    r = gpudiag_run(cli, run_env, "--log", str(tmp_path / "d.log"), "--", "sh", "-c",
+                    "(while :; do echo tick; sleep 0.2; done) & echo $! > " + str(tmp_path / "pid") + "; exit 5")
+    took = time.monotonic() - start
+    os.kill(int((tmp_path / "pid").read_text()), signal.SIGKILL)
+    assert r.returncode == 5 and 9 < took < 30
