@@ -66,12 +66,13 @@ test-python: build python
 
 # The library, the command and the GoogleTest suite built with AddressSanitizer
 # and UndefinedBehaviorSanitizer (GCC); runs the suite, the command over every
-# corpus log, and each fuzz target over its seeds and past crashes.
+# corpus log, gpudiag run and watch (test_run.py), and each fuzz target over its
+# seeds and past crashes.
 SAN_BUILD := build-sanitize
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SAN_ENV := ASAN_OPTIONS=exitcode=86:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86
 SAN_LOGS = $(shell find corpus/logs corpus/examples ../shared/corpora -name '*.log' -type f 2>/dev/null)
-test-sanitize: deps
+test-sanitize: deps python
 	cmake -S . -B $(SAN_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_CXX_FLAGS="$(SAN_FLAGS)" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
 	  -DGPUDIAG_BUILD_TESTS=ON -DGPUDIAG_BUILD_BENCH=OFF -DGPUDIAG_BUILD_FUZZ=ON >/dev/null
@@ -82,6 +83,8 @@ test-sanitize: deps
 	@$(SAN_ENV) $(SAN_BUILD)/gpudiag diagnose -f jsonl $(SAN_LOGS) >/dev/null 2>$(SAN_BUILD)/cli-stderr.txt; \
 	  rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 1 ]; then cat $(SAN_BUILD)/cli-stderr.txt; echo "exit $$rc"; exit 1; fi; \
 	  echo "no sanitizer report (exit $$rc)"
+	@echo "== gpudiag run and watch (tests/python/test_run.py) =="
+	$(SAN_ENV) GPUDIAG_CLI=$(CURDIR)/$(SAN_BUILD)/gpudiag $(VENV)/bin/python -m pytest -q -p no:cacheprovider tests/python/test_run.py
 	@echo "== fuzz targets over their seeds and past crashes =="
 	$(SAN_ENV) $(PYTHON) fuzz/run.py replay --build $(SAN_BUILD)
 
