@@ -442,7 +442,9 @@ std::optional<RunOptions> parse_run(const std::vector<std::string>& args, po::va
                                                                ~po::command_line_style::allow_guessing).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    std::cerr << "gpudiag run: " << e.what() << "\n(see 'gpudiag run --help')\n";
+    std::cerr << "gpudiag run: " << e.what() << "\n"
+              << (split == args.end() ? "(put '--' before the command: gpudiag run [options] -- CMD [ARGS...])\n"
+                                      : "(see 'gpudiag run --help')\n");
     return std::nullopt;
   }
   if ((help = vm.count("help"))) {

@@ -149,6 +149,8 @@ def test_a_log_directory_that_cannot_be_created_refuses_to_start(cli, run_env, t
     assert not marker.exists()  # the command never ran without its log
     assert gpudiag_run(cli, run_env).returncode == 125  # no command
     assert gpudiag_run(cli, run_env, "--restart-on", "always", "--", "true").returncode == 125
+    unseparated = gpudiag_run(cli, run_env, "--log", str(tmp_path / "x.log"), "sh", "-c", "true")
+    assert unseparated.returncode == 125 and b"put '--' before the command" in unseparated.stderr
 
 
 def test_output_is_passed_through_and_logged_and_diagnosed_as_it_streams(cli, run_env, tmp_path):
