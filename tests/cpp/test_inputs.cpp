@@ -175,6 +175,29 @@ TEST(Containers, OtherLinesPassAsTheyAre) {
   EXPECT_EQ(json.cls, "cuda_oom");
 }
 
+// A log gpudiag run kept: its own lines (header, footer, notes) are blank to
+// the rules, whatever they quote, and the line numbers stay the file's.
+TEST(Containers, GpudiagRunLinesAreBlank) {
+  const std::string header =
+      "# gpudiag run: python train.py --resume_from_checkpoint out/checkpoint-500\n"
+      "# gpudiag run: host gpu-a17 · started 2026-11-23T10:00:00Z · attempt 1\n";
+  const std::string body = "step 1 loss 2.5\nModuleNotFoundError: No module named 'apex'\n";
+  const std::string footer = "# gpudiag run: status 1 after 3.0 s · diagnosis missing_module (job, 0.75), line 4\n"
+                             "# gpudiag run: notify e-mail to me@example.org failed: Segmentation fault\n";
+  for (std::size_t piece : {std::size_t{1}, std::size_t{5}, std::size_t{4096}}) {
+    const Diagnosis d = diagnose_in_pieces(header + body + footer, piece);
+    EXPECT_EQ(d.input.container, "gpudiag_run");
+    EXPECT_EQ(d.cls, "missing_module") << piece;
+    ASSERT_EQ(d.evidence.size(), 1u);
+    EXPECT_EQ(d.evidence.front().line, 4u);
+    EXPECT_EQ(d.lines, 6u);
+    for (const Finding& f : d.findings) EXPECT_NE(f.cls, "resume_from_scratch");
+  }
+  // The same words anywhere but at the start of the first line are the log's.
+  const Diagnosis plain = diagnose_bytes(shipped_rules(), body + footer);
+  EXPECT_EQ(plain.input.container, "");
+}
+
 TEST(Directories, GlobsMatchNamesAndPaths) {
   EXPECT_TRUE(glob_matches("*.log", "rank0/out.log"));
   EXPECT_FALSE(glob_matches("*.log", "rank0/out.log.gz"));
