@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -108,6 +109,26 @@ bool alive(pid_t pid) {
   return !(read == 1 && (state == 'Z' || state == 'X'));
 }
 
+// How much of a long log's end is read to see whether it shows the job's
+// end: a re-read of a whole 10 GB log at every quiet moment would take
+// minutes.
+constexpr off_t kTailWindow = 8 << 20;
+
+// The diagnosis of the log's last kTailWindow bytes, from its first whole
+// line on.
+Diagnosis tail_diagnosis(const std::shared_ptr<const RuleSet>& rules, const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw InputError(path + ": " + std::strerror(errno));
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - kTailWindow);
+  std::string tail(static_cast<std::size_t>(size - from), '\0');
+  in.seekg(from);
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  tail.resize(static_cast<std::size_t>(in.gcount()));
+  const std::size_t start = from == 0 ? 0 : tail.find('\n') + 1;
+  return diagnose_bytes(rules, std::string_view(tail).substr(std::min(start, tail.size())));
+}
+
 struct WatchOptions {
   std::string file, format = "text", color = "auto";
   double settle = 5, poll = 0.25;
@@ -140,13 +161,16 @@ int watch(const WatchOptions& o, const std::shared_ptr<const RuleSet>& rules) {
     const bool settled = quiet >= o.settle && !(seen == checked);
     if (seen.exists && (settled || process_ended)) {
       try {
-        last = diagnose_file(rules, o.file);
+        // A long log's end is looked for in its last pages; the whole log
+        // is read once, when they show one.
+        if (process_ended || seen.size <= kTailWindow || shows_an_end(*rules, tail_diagnosis(rules, o.file)))
+          last = diagnose_file(rules, o.file);
       } catch (const InputError& e) {
         std::cerr << "gpudiag watch: " << e.what() << "\n";
         return kInputFailed;
       }
       checked = seen;
-      if (shows_an_end(*rules, *last) || process_ended) {
+      if (last && (shows_an_end(*rules, *last) || process_ended)) {
         if (process_ended) std::cerr << "gpudiag watch: process " << *o.pid << " has ended\n";
         print(o, *last);
         return kOk;

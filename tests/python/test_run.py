@@ -422,3 +422,24 @@ def test_a_process_left_behind_does_not_keep_run_waiting(cli, run_env, tmp_path)
     took = time.monotonic() - start
     os.kill(int((tmp_path / "pid").read_text()), signal.SIGKILL)
     assert r.returncode == 5 and 9 < took < 30
+
+
+def test_watch_finds_the_end_of_a_long_log(cli, run_env, tmp_path):
+    """A log longer than the window watch reads at each quiet moment (8 MiB):
+    the end in its last pages is found, and the report is of the whole log."""
+    log = tmp_path / "long.log"
+    line = b"{'loss': '2.5000', 'grad_norm': '1.0', 'learning_rate': '1e-4', 'epoch': '0.5'}\n"
+    with open(log, "wb") as f:
+        f.write(b"RuntimeError: CUDA error: an illegal memory access was encountered\n")  # 9 MiB before the end
+        f.write(line * (9 * (1 << 20) // len(line)))
+    p = subprocess.Popen([cli, "watch", "--settle", "0.5s", "-f", "jsonl", str(log)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=run_env)
+    time.sleep(1.5)
+    assert p.poll() is None  # progress lines only at the end: no end yet
+    with open(log, "ab") as f:
+        f.write(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    d = json.loads(out)
+    assert d["class"] == "cuda_oom" and d["lines"] == log.read_bytes().count(b"\n")
+    assert any(f["line"] == 1 for f in d["findings"])  # the whole log: its first line's error is in the verdict
