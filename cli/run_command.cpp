@@ -5,6 +5,7 @@
 // and the command is run again when the diagnosis says a rerun helps.
 #include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -323,50 +324,46 @@ void log_line(const fs::path& log, const std::string& line) {
   ::close(fd);
 }
 
-// Runs the notifier (the Python package's gpudiag._notify) with the payload
-// on its standard input, killed past its deadline. Whatever it says goes to
-// stderr and the last log; nothing it does reaches the exit status.
-void notify(const RunOptions& o, const std::vector<Attempt>& attempts) {
-  const bool wanted = !o.webhooks.empty() || !o.emails.empty() || !o.hooks.empty();
-  if (!wanted || (o.notify_on == "failure" && attempts.back().result.status == 0)) return;
-  const fs::path& log = attempts.back().log;
-  // On stderr, and in the log as the wrapper's own lines ("# gpudiag run: ...").
-  auto say = [&](const std::string& text) {
-    std::cerr << text;
-    std::string marked;
-    for (std::size_t at = 0; at < text.size();) {
-      const std::size_t end = std::min(text.find('\n', at), text.size());
-      const std::string_view line = std::string_view(text).substr(at, end - at);
-      marked += line.substr(0, 13) == "gpudiag run: " ? "# " : "# gpudiag run: ";
-      marked.append(line).append("\n");
-      at = end + 1;
-    }
-    log_line(log, marked);
-  };
-  int in[2], out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
-    say("gpudiag run: notify: cannot create pipes: " + std::string(std::strerror(errno)) + "\n");
-    return;
+// On stderr, and in the log as the wrapper's own lines ("# gpudiag run: ...").
+void tell(const fs::path& log, const std::string& text) {
+  std::cerr << text;
+  std::string marked;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = std::string_view(text).substr(at, end - at);
+    marked += line.substr(0, 13) == "gpudiag run: " ? "# " : "# gpudiag run: ";
+    marked.append(line).append("\n");
+    at = end + 1;
   }
+  log_line(log, marked);
+}
+
+// Starts the notifier (the Python package's gpudiag._notify) reading from
+// `in` and writing its lines to `out`; the errno of a failed start, or 0.
+int start_notifier(pid_t& pid, int in, int out) {
   const std::string interpreter = python();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(in[0], STDIN_FILENO);
-    ::dup2(out[1], STDOUT_FILENO);
-    ::dup2(out[1], STDERR_FILENO);
-    ::signal(SIGPIPE, SIG_DFL);
-    const char* argv[] = {interpreter.c_str(), "-m", "gpudiag._notify", nullptr};
-    ::execvp(argv[0], const_cast<char* const*>(argv));
-    const std::string why = "gpudiag run: notify: cannot run " + interpreter + ": " + std::strerror(errno) +
-                            " (set GPUDIAG_PYTHON to an interpreter with the gpudiag package)\n";
-    (void)!::write(STDOUT_FILENO, why.data(), why.size());
-    ::_exit(127);
-  }
-  ::close(in[0]);
-  ::close(out[1]);
-  write_all(in[1], notification(o, attempts));
-  ::close(in[1]);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.notify_timeout * 2 + 5);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in, STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out, STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  const char* argv[] = {interpreter.c_str(), "-m", "gpudiag._notify", nullptr};
+  const int error = ::posix_spawnp(&pid, argv[0], &actions, &attr, const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  return error;
+}
+
+// What the notifier says until it ends, or until the deadline, when it is
+// killed.
+std::string hear_out(pid_t pid, int from, std::chrono::steady_clock::time_point deadline) {
   std::string said;
   char buf[4096];
   for (bool open = true; open;) {
@@ -376,17 +373,48 @@ void notify(const RunOptions& o, const std::vector<Attempt>& attempts) {
       said += "gpudiag run: notify: the notifier was still running at its deadline and was stopped\n";
       break;
     }
-    pollfd fd{out[0], POLLIN, 0};
+    pollfd fd{from, POLLIN, 0};
     if (::poll(&fd, 1, static_cast<int>(left.count())) <= 0) continue;
-    const ssize_t n = ::read(out[0], buf, sizeof buf);
+    const ssize_t n = ::read(from, buf, sizeof buf);
     if (n > 0) said.append(buf, static_cast<std::size_t>(n));
     else if (n == 0 || errno != EINTR) open = false;
   }
-  ::close(out[0]);
-  int st = 0;
-  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!said.empty()) say(said);
+  return said;
+}
+
+// Runs the notifier with the payload on its standard input, past its
+// deadline killed. Whatever it says goes to stderr and the last log; nothing
+// it does reaches the exit status.
+void notify(const RunOptions& o, const std::vector<Attempt>& attempts) {
+  const bool wanted = !o.webhooks.empty() || !o.emails.empty() || !o.hooks.empty();
+  if (!wanted || (o.notify_on == "failure" && attempts.back().result.status == 0)) return;
+  const fs::path& log = attempts.back().log;
+  int in[2], out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
+    tell(log, "gpudiag run: notify: cannot create pipes: " + std::string(std::strerror(errno)) + "\n");
+    return;
+  }
+  pid_t pid = -1;
+  const int error = start_notifier(pid, in[0], out[1]);
+  ::close(in[0]);
+  ::close(out[1]);
+  if (error) {
+    ::close(in[1]);
+    ::close(out[0]);
+    tell(log, "gpudiag run: notify: cannot run " + python() + ": " + std::strerror(error) +
+                  " (set GPUDIAG_PYTHON to an interpreter with the gpudiag package)\n");
+    return;
+  }
+  write_all(in[1], notification(o, attempts));
+  ::close(in[1]);
+  const auto allowed = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(o.notify_timeout * 2 + 5));
+  const std::string said = hear_out(pid, out[0], std::chrono::steady_clock::now() + allowed);
+  ::close(out[0]);
+  if (!said.empty()) tell(log, said);
 }
 
 po::options_description run_options(RunOptions& o) {

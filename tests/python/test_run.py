@@ -443,3 +443,12 @@ def test_watch_finds_the_end_of_a_long_log(cli, run_env, tmp_path):
     d = json.loads(out)
     assert d["class"] == "cuda_oom" and d["lines"] == log.read_bytes().count(b"\n")
     assert any(f["line"] == 1 for f in d["findings"])  # the whole log: its first line's error is in the verdict
+
+
+def test_a_notifier_that_cannot_start_changes_nothing(cli, run_env, tmp_path):
+    env = dict(run_env, GPUDIAG_PYTHON=str(tmp_path / "no-python"))
+    r = gpudiag_run(cli, env, "--log", str(tmp_path / "n.log"), "--notify-webhook", "http://127.0.0.1:1/", "--",
+                    "sh", "-c", "exit 3")
+    assert r.returncode == 3
+    assert b"notify: cannot run" in r.stderr and b"set GPUDIAG_PYTHON" in r.stderr
+    assert "# gpudiag run: notify: cannot run" in (tmp_path / "n.log").read_text()
