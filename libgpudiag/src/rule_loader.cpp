@@ -470,15 +470,15 @@ ParsedRules parse_rule_sources(const std::vector<RuleSet::Source>& sources, cons
   out.catalog = base;
   simdjson::dom::parser parser;
   // Every file's declarations first, so that a rule may use a class or a
-  // define that a later file declares. simdjson reuses its buffers per parse,
-  // so the documents are kept as padded strings and parsed again below.
-  std::vector<simdjson::padded_string> texts;
+  // define that a later file declares: each file is parsed once into a
+  // document of its own, read in both passes.
+  std::vector<simdjson::dom::document> docs(sources.size());
   std::set<std::string> declared;
-  for (const auto& src : sources) {
-    Context ctx{src.name, ""};
-    texts.emplace_back(src.text);
+  for (std::size_t f = 0; f < sources.size(); ++f) {
+    Context ctx{sources[f].name, ""};
+    const simdjson::padded_string text(sources[f].text);
     element doc;
-    if (auto err = parser.parse(texts.back()).get(doc))
+    if (auto err = parser.parse_into_document(docs[f], text.data(), text.size()).get(doc))
       ctx.fail(std::string("not valid JSON: ") + simdjson::error_message(err));
     object top;
     if (doc.get_object().get(top)) ctx.fail("the top level must be an object with \"rules\"");
@@ -489,7 +489,7 @@ ParsedRules parse_rule_sources(const std::vector<RuleSet::Source>& sources, cons
   std::set<std::string> ids;
   for (std::size_t f = 0; f < sources.size(); ++f) {
     Context ctx{sources[f].name, ""};
-    element doc = parser.parse(texts[f]).value();
+    element doc = docs[f].root();
     element items_value;
     if (doc["rules"].get(items_value)) continue;  // a file of declarations only
     array items;
