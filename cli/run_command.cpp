@@ -235,7 +235,11 @@ Attempt run_attempt(const RunOptions& o, const Rules& rules, int number, const s
   a.started = utc_now();
   const int log_fd = open_log(a.log);
   const std::string head = header(o, a);
-  write_all(log_fd, head);
+  if (!write_all(log_fd, head)) {
+    const std::string why = std::strerror(errno);
+    ::close(log_fd);
+    throw std::runtime_error("cannot write the log '" + a.log.string() + "': " + why);
+  }
   std::optional<Stream> stream;
   auto ready = [&]() -> Stream& {
     stream.emplace(rules.get());

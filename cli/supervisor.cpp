@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iostream>
 #include <optional>
 
 namespace gpudiag::cli {
@@ -119,11 +120,18 @@ class Relay {
 
  private:
   void emit(std::string_view lines) {
-    write_all(log_fd_, lines);
+    if (!write_all(log_fd_, lines) && log_ok_) {
+      // Said once; the command goes on, and so do the terminal and the diagnosis.
+      log_ok_ = false;
+      const std::string why = std::strerror(errno);
+      std::cerr << "gpudiag run: the log can no longer be written (" << why
+                << "); the command goes on, its output only on the terminal\n";
+    }
     stream_.write(lines);
   }
 
   int log_fd_;
+  bool log_ok_ = true;
   Stream& stream_;
   bool terminal_ok_ = true;
 };

@@ -452,3 +452,12 @@ def test_a_notifier_that_cannot_start_changes_nothing(cli, run_env, tmp_path):
     assert r.returncode == 3
     assert b"notify: cannot run" in r.stderr and b"set GPUDIAG_PYTHON" in r.stderr
     assert "# gpudiag run: notify: cannot run" in (tmp_path / "n.log").read_text()
+
+
+def test_a_log_that_cannot_be_written_is_said(cli, run_env, tmp_path):
+    """The header is written before the command starts: a full device refuses
+    to start (125), and never runs the command without its log."""
+    marker = tmp_path / "ran"
+    r = gpudiag_run(cli, run_env, "--log", "/dev/full", "--", "touch", str(marker))
+    assert r.returncode == 125 and b"cannot write the log '/dev/full': No space left on device" in r.stderr
+    assert not marker.exists()
