@@ -42,8 +42,9 @@ examples:
 
 exit status: 0 when it ran; 1 when an input could not be read (the others are
 still diagnosed) or a rule's example failed; 2 on a usage error or rules that
-do not load, in every command; 3 when 'diagnose --fail-on' matched. 'run'
-exits with the command's own status (128 + N for signal N).
+do not load, in every command; 3 when 'diagnose --fail-on' matched; 4 when
+'watch --silence' saw the log go silent. 'run' exits with the command's own
+status (128 + N for signal N), 125 when it could not start it.
 )";
 
 // Runs the package's batch command, or says how to get the package.
