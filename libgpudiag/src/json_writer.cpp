@@ -1,4 +1,7 @@
 #include "json_writer.hpp"
+#include "text_util.hpp"
+
+#include <simdjson.h>
 
 #include <charconv>
 #include <cmath>
@@ -6,6 +9,13 @@
 namespace gpudiag::detail {
 
 void append_json_string(std::string& out, std::string_view s) {
+  // JSON is UTF-8: whatever a field holds (a file name of raw bytes), what is
+  // written is valid, each invalid sequence shown as U+FFFD.
+  if (!simdjson::validate_utf8(s.data(), s.size())) {
+    const std::string valid = to_valid_utf8(s);
+    append_json_string(out, valid);
+    return;
+  }
   static const char hex[] = "0123456789abcdef";
   out += '"';
   for (char ch : s) {

@@ -4,6 +4,7 @@
 
 #include "line_fields.hpp"
 #include "signals.hpp"
+#include "text_util.hpp"
 
 namespace gpudiag::detail {
 namespace {
@@ -109,10 +110,11 @@ void LauncherReportReader::add_line(std::string_view text, std::uint64_t line) {
     entry_open_ = true;
   }
   last_line_ = line;
+  // The summary's fields are the log's bytes: valid UTF-8 for JSON and Python.
   if (key == "time") {
-    entry_.time = std::string(value);
+    entry_.time = to_valid_utf8(value);
   } else if (key == "host") {
-    entry_.host = std::string(value);
+    entry_.host = to_valid_utf8(value);
   } else if (key == "rank") {
     entry_.rank = leading_int(value);
     entry_.local_rank = int_after(value, "local_rank:");

@@ -82,3 +82,22 @@ TEST(Render, BriefIsOneGrepLikeLine) {
   EXPECT_LT(brief.size(), 220u);
   EXPECT_EQ(brief.substr(brief.size() - 3), "\u2026");
 }
+
+// A launcher summary's fields are the log's bytes: a field of invalid UTF-8
+// (a NUL, 0xFE 0xFF) comes out valid, in the struct and in the JSON, which
+// reads back to the same. Found by fuzz_diagnose's round trip.
+TEST(Render, JsonIsValidUtf8WhateverTheLogHolds) {
+  const std::string log = std::string("Failures:\n[1]:\n  time      : 2026-11-ta\0\0\xfe\xff\xff\xbfw2\n", 48) +
+                          "  host      : gpu-\xff" + "01\n  rank      : 3 (local_rank: 1)\n  exitcode  : -9 (pid: 7)\n";
+  const Diagnosis d = diagnose_text(log, std::nullopt);
+  ASSERT_TRUE(d.launcher);
+  const FailedWorker& w = d.launcher->root_cause ? *d.launcher->root_cause : d.launcher->other_failures.at(0);
+  EXPECT_EQ(w.rank, 3);
+  EXPECT_TRUE(simdjson::validate_utf8(w.time.data(), w.time.size())) << w.time;
+  EXPECT_TRUE(simdjson::validate_utf8(w.host.data(), w.host.size())) << w.host;
+  Diagnosis raw = d;
+  raw.path = "logs/run-\xfe.log";  // a file name of raw bytes
+  const std::string json = to_json(raw);
+  EXPECT_TRUE(simdjson::validate_utf8(json.data(), json.size()));
+  EXPECT_EQ(to_json(from_json(json)), json);
+}
