@@ -51,6 +51,19 @@ std::string python() {
   return "python3";
 }
 
+bool want_color(const std::string& mode, int fd) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* term = std::getenv("TERM");
+  return ::isatty(fd) && !std::getenv("NO_COLOR") && !(term && std::string(term) == "dumb");
+}
+
+std::string render(const Diagnosis& d, const std::string& format, const TextStyle& style) {
+  if (format == "text") return to_text(d, {}, style);
+  if (format == "brief") return to_brief(d, {}, style) + "\n";
+  return to_json(d, {}, format == "json" ? 2 : 0);
+}
+
 namespace {
 
 // "--exit-code -9" would read as an option; join such pairs before parsing.
@@ -81,13 +94,6 @@ po::variables_map parse(const std::vector<std::string>& args, const po::options_
   return vm;
 }
 
-bool want_color(const std::string& mode) {
-  if (mode == "always") return true;
-  if (mode == "never") return false;
-  const char* term = std::getenv("TERM");
-  return ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR") &&
-         !(term && std::string(term) == "dumb");
-}
 
 std::string error_json(const std::string& path, const std::string& error, int indent) {
   if (indent) return "{\n  \"path\": " + json_string(path) + ",\n  \"error\": " + json_string(error) + "\n}";
@@ -439,9 +445,7 @@ int run_diagnose(const std::vector<std::string>& args) {
       }
       stats.add(d);
       matched = matched || matches(d, fail_on);
-      if (format == "text") rendered = to_text(d, {}, style);
-      else if (format == "brief") rendered = to_brief(d, {}, style) + "\n";
-      else rendered = to_json(d, {}, format == "json" ? 2 : 0);
+      rendered = render(d, format, style);
     } catch (const std::exception& e) {
       std::cerr << "gpudiag: " << e.what() << "\n";
       status = kInputFailed;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpudiag/render.hpp"
 #include "gpudiag/rules.hpp"
 
 namespace gpudiag::cli {
@@ -37,6 +38,13 @@ std::string python();
 // "1048576", "500M", "2G": K, M, G and T are powers of 1024. None when it is
 // not such a size or does not fit in 64 bits.
 std::optional<std::uint64_t> parse_size(std::string_view s);
+
+// Whether to colour output for `mode` (auto, always, never): auto colours a
+// terminal unless NO_COLOR is set or TERM is dumb.
+bool want_color(const std::string& mode, int fd = 1);
+// A diagnosis as `format` (text, brief, json, jsonl) gives it: the one choice
+// of renderer for diagnose, watch and run. json and jsonl end without a newline.
+std::string render(const Diagnosis& d, const std::string& format, const TextStyle& style);
 
 int run_diagnose(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);

@@ -287,9 +287,8 @@ bool back_off(double seconds, SignalPipe& signals) {
 
 void report(const RunOptions& o, const Attempt& a) {
   if (o.report == "none" || (o.report_on == "failure" && a.result.status == 0)) return;
-  if (o.report == "json") std::cerr << to_json(a.diagnosis, {}, 2) << "\n";
-  else if (o.report == "text") std::cerr << to_text(a.diagnosis, {}, TextStyle{::isatty(STDERR_FILENO) != 0});
-  else std::cerr << "gpudiag: " << to_brief(a.diagnosis, {}, TextStyle{::isatty(STDERR_FILENO) != 0}) << "\n";
+  const std::string shown = render(a.diagnosis, o.report, TextStyle{want_color("auto", STDERR_FILENO)});
+  std::cerr << (o.report == "brief" ? "gpudiag: " : "") << shown << (o.report == "json" ? "\n" : "");
 }
 
 // What the notifier is given: the run, every attempt with its diagnosis

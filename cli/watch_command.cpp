@@ -137,10 +137,8 @@ struct WatchOptions {
 };
 
 void print(const WatchOptions& o, const Diagnosis& d) {
-  const TextStyle style{o.color == "always" || (o.color == "auto" && ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"))};
-  if (o.format == "text") std::cout << to_text(d, {}, style);
-  else if (o.format == "brief") std::cout << to_brief(d, {}, style) << "\n";
-  else std::cout << to_json(d, {}, o.format == "json" ? 2 : 0) << "\n";
+  const bool json = o.format == "json" || o.format == "jsonl";
+  std::cout << render(d, o.format, TextStyle{want_color(o.color)}) << (json ? "\n" : "");
   std::cout.flush();
 }
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "gpudiag/render.hpp"
+#include "series_fields.hpp"
 
 namespace gpudiag {
 namespace {
@@ -196,10 +197,7 @@ Trajectory read_trajectory(object o) {
   t.peak = read_reading(o, "peak", "loss", &LossReading::loss);
   t.first_non_finite = read_reading(o, "first_non_finite", "loss", &LossReading::loss);
   t.series = read_series(o, &LossReading::loss);
-  const std::pair<const char*, Series*> kinds[] = {{"evaluation", &t.evaluation}, {"grad_norm", &t.grad_norm},
-                                                   {"learning_rate", &t.learning_rate}, {"loss_scale", &t.loss_scale},
-                                                   {"step_time", &t.step_time}, {"throughput", &t.throughput}};
-  for (auto [key, series] : kinds) *series = read_value_series(member_object(o, key));
+  for (auto [key, series] : detail::value_series(t)) *series = read_value_series(member_object(o, key));
   return t;
 }
 

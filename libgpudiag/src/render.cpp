@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "json_writer.hpp"
+#include "series_fields.hpp"
 #include "text_util.hpp"
 
 namespace gpudiag {
@@ -158,13 +159,7 @@ void write_trajectory(detail::JsonWriter& w, const Trajectory& t) {
   write_reading(w, t.first_non_finite);
   w.key("series");
   write_series(w, t.series, &LossReading::loss);
-  const std::pair<const char*, const Series*> kinds[] = {{"evaluation", &t.evaluation},
-                                                         {"grad_norm", &t.grad_norm},
-                                                         {"learning_rate", &t.learning_rate},
-                                                         {"loss_scale", &t.loss_scale},
-                                                         {"step_time", &t.step_time},
-                                                         {"throughput", &t.throughput}};
-  for (auto [key, series] : kinds) {
+  for (auto [key, series] : detail::value_series(t)) {
     w.key(key);
     write_value_series(w, *series);
   }

@@ -1,5 +1,7 @@
 #include "trajectory_builder.hpp"
 
+#include "series_fields.hpp"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -927,8 +929,7 @@ void keep_landmarks(std::vector<R>& series, std::initializer_list<const std::opt
 Trajectory TrajectoryBuilder::finish() const {
   Trajectory t = shaped();
   keep_landmarks(t.series, {&t.first, &t.last, &t.lowest, &t.peak, &t.first_non_finite});
-  for (Series* s : {&t.evaluation, &t.grad_norm, &t.learning_rate, &t.loss_scale, &t.step_time, &t.throughput})
-    keep_landmarks(s->series, {&s->first, &s->last, &s->lowest, &s->peak});
+  for (auto [name, s] : value_series(t)) keep_landmarks(s->series, {&s->first, &s->last, &s->lowest, &s->peak});
   return t;
 }
 
