@@ -5,6 +5,7 @@ that ever crashed it (make test-sanitize, and after a fix).
   python fuzz/run.py fuzz --build build-fuzz --seconds 60 [--targets diagnose rules]
   python fuzz/run.py fuzz --build build-fuzz --runs 10000000 --targets diagnose
   python fuzz/run.py replay --build build-sanitize
+  python fuzz/run.py replay --build build-fuzz --corpus build-fuzz-undefined/corpus --targets rules
 
 Seeds: the project corpus's logs (diagnose), the shipped rule files (rules),
 fuzz/seeds/<target>/ (container, scheduler), and fuzz/regressions/<target>/,
@@ -22,7 +23,7 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 FUZZ = pathlib.Path(__file__).resolve().parent
 ROOT = FUZZ.parent
@@ -63,10 +64,14 @@ def binary(build: pathlib.Path, target: str) -> pathlib.Path:
     return path
 
 
-def replay(build: pathlib.Path, targets: List[str]) -> int:
+def replay(build: pathlib.Path, targets: List[str], corpus: Optional[pathlib.Path] = None) -> int:
+    """Runs each target once over its seeds and regressions, and over a
+    campaign's corpus when given (one fuzzed without ASan, replayed with it)."""
     failed = 0
     for target in targets:
         inputs = [str(p) for p in seed_sources(target) + regressions(target)]
+        if corpus is not None:
+            inputs += sorted(str(p) for p in (corpus / target).glob("*") if p.is_file())
         if target == "rules":
             singles = build / "seeds" / "rules-single"
             shutil.rmtree(singles, ignore_errors=True)
@@ -74,7 +79,7 @@ def replay(build: pathlib.Path, targets: List[str]) -> int:
             write_rule_seeds(singles)
             inputs += sorted(str(p) for p in singles.iterdir())
         start = time.perf_counter()
-        r = subprocess.run([str(binary(build, target)), *inputs], capture_output=True, text=True)
+        r = run_inputs(binary(build, target), inputs)
         took = time.perf_counter() - start
         status = "ok" if r.returncode == 0 else f"FAILED (exit {r.returncode})"
         print(f"fuzz_{target}: {len(inputs)} inputs replayed in {took:.1f} s: {status}")
@@ -82,6 +87,17 @@ def replay(build: pathlib.Path, targets: List[str]) -> int:
             failed += 1
             sys.stdout.write(r.stdout[-4000:] + r.stderr[-8000:])
     return 1 if failed else 0
+
+
+def run_inputs(program: pathlib.Path, inputs: List[str]) -> "subprocess.CompletedProcess[str]":
+    """Runs the target over the inputs a few thousand at a time (a campaign's
+    corpus can pass the command-line length limit); stops at the first failure."""
+    r = subprocess.CompletedProcess([str(program)], 0, "", "")
+    for i in range(0, max(len(inputs), 1), 2000):
+        r = subprocess.run([str(program), *inputs[i:i + 2000]], capture_output=True, text=True)
+        if r.returncode != 0:
+            break
+    return r
 
 
 def last_int(pattern: str, text: str) -> int:
@@ -141,9 +157,12 @@ def main() -> int:
                         help="executions per target; when given, the campaign ends there instead of after --seconds")
     parser.add_argument("--jobs", type=int, default=1, help="libFuzzer processes per target (default 1)")
     parser.add_argument("--targets", nargs="+", choices=TARGETS, default=list(TARGETS))
+    parser.add_argument("--corpus", type=pathlib.Path,
+                        help="replay: also run each target over CORPUS/<target>/ (a campaign's corpus, "
+                             "e.g. one fuzzed without ASan)")
     args = parser.parse_args()
     if args.mode == "replay":
-        return replay(args.build, args.targets)
+        return replay(args.build, args.targets, args.corpus)
     return fuzz(args.build, args.targets, args.seconds, args.jobs, args.runs)
 
 

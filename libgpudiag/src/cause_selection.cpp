@@ -17,7 +17,7 @@ std::uint64_t began(const Candidate& c) {
   return h.event != 0 ? h.event : h.line;
 }
 
-std::vector<Candidate> gather(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
+std::vector<Candidate> gather(const RuleSet::Impl& rules, const EvidenceTable& per_rule,
                               const std::vector<ExitStatusEvidence>& exits) {
   std::vector<Candidate> out;
   auto add = [&](unsigned rule, const ClassInfo* info, const RuleEvidence& ev, bool cascade,
@@ -130,7 +130,7 @@ std::vector<std::size_t> first_event(const std::vector<Candidate>& cs) {
 
 }  // namespace
 
-Selection select_cause(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
+Selection select_cause(const RuleSet::Impl& rules, const EvidenceTable& per_rule,
                        const std::vector<ExitStatusEvidence>& exits, const Trajectory& trajectory,
                        const TrainingState& training, bool clean_exit) {
   Selection s;

@@ -51,7 +51,7 @@ struct Selection {
 // within a few lines of each other are one event), and inside an event rule
 // order. A cause the run survived, or that came after training had ended a
 // run with a training problem, does not decide.
-Selection select_cause(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
+Selection select_cause(const RuleSet::Impl& rules, const EvidenceTable& per_rule,
                        const std::vector<ExitStatusEvidence>& exits, const Trajectory& trajectory,
                        const TrainingState& training, bool clean_exit);
 

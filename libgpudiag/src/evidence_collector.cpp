@@ -56,11 +56,11 @@ void EvidenceCollector::on_hit(const LineHit& hit) {
         fields.message.substr(0, 9) != "Traceback")
       fields.severity = Severity::warning;
     if (fields.severity != Severity::unknown && fields.severity < rule.severity) {
-      record_hit(logged_[hit.rule], hit);
+      record_hit(logged_.add(hit.rule), hit);
       return;
     }
   }
-  record_hit(per_rule_[hit.rule], hit, exception ? exception->start : 0);
+  record_hit(per_rule_.add(hit.rule), hit, exception ? exception->start : 0);
 }
 
 Evidence make_evidence(const RuleSet::Impl& rules, unsigned rule, const RuleEvidence& ev,

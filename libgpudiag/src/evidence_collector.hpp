@@ -26,6 +26,32 @@ struct RuleEvidence {
   RecordedHit first, last;
 };
 
+// Each rule's evidence, by rule index. Most of a rule set matches nothing in
+// a log: only the rules that matched hold a RuleEvidence (a dense table of
+// them, built and torn down for every log, cost a small log's diagnosis more
+// than its scan of most lines). References stay valid once collecting ends.
+class EvidenceTable {
+ public:
+  explicit EvidenceTable(std::size_t rules) : slot_(rules, 0) {}
+  // The rule's evidence; an empty one (count 0) where it matched nothing.
+  const RuleEvidence& operator[](std::size_t rule) const {
+    return slot_[rule] ? held_[slot_[rule] - 1] : kNone;
+  }
+  RuleEvidence& add(std::size_t rule) {
+    if (!slot_[rule]) {
+      held_.emplace_back();
+      slot_[rule] = static_cast<std::uint32_t>(held_.size());
+    }
+    return held_[slot_[rule] - 1];
+  }
+  std::size_t size() const { return slot_.size(); }
+
+ private:
+  static inline const RuleEvidence kNone{};
+  std::vector<std::uint32_t> slot_;  // per rule: 1 + its index in held_, or 0
+  std::vector<RuleEvidence> held_;
+};
+
 // Counts a hit and keeps it as the first or (so far) last one; `event`: where
 // its event began (0: at the line itself).
 void record_hit(RuleEvidence& ev, const LineHit& hit, std::uint64_t event = 0);
@@ -44,8 +70,8 @@ class EvidenceCollector : public MatchSink {
       : rules_(rules), tracebacks_(tracebacks), trajectory_(trajectory),
         per_rule_(rules.rules.size()), logged_(rules.rules.size()) {}
   void on_hit(const LineHit& hit) override;
-  const std::vector<RuleEvidence>& per_rule() const { return per_rule_; }
-  const std::vector<RuleEvidence>& logged() const { return logged_; }
+  const EvidenceTable& per_rule() const { return per_rule_; }
+  const EvidenceTable& logged() const { return logged_; }
 
  private:
   bool conditions_hold(unsigned rule, std::uint64_t line,
@@ -54,8 +80,8 @@ class EvidenceCollector : public MatchSink {
   const RuleSet::Impl& rules_;
   const TracebackReader* tracebacks_;
   const TrajectoryBuilder* trajectory_;
-  std::vector<RuleEvidence> per_rule_;
-  std::vector<RuleEvidence> logged_;
+  EvidenceTable per_rule_;
+  EvidenceTable logged_;
 };
 
 // The public Evidence for one recorded hit, with the rule's values extracted.

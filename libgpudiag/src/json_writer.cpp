@@ -8,18 +8,37 @@
 
 namespace gpudiag::detail {
 
+namespace {
+
+bool is_ascii(std::string_view s) {
+  unsigned char any = 0;
+  for (char c : s) any |= static_cast<unsigned char>(c);
+  return any < 0x80;
+}
+
+// A byte JSON lets stand as it is in a string (UTF-8 sequences included).
+bool plain(unsigned char c) { return c >= 0x20 && c != '"' && c != '\\' && c != 0x7f; }
+
+}  // namespace
+
 void append_json_string(std::string& out, std::string_view s) {
   // JSON is UTF-8: whatever a field holds (a file name of raw bytes), what is
-  // written is valid, each invalid sequence shown as U+FFFD.
-  if (!simdjson::validate_utf8(s.data(), s.size())) {
+  // written is valid, each invalid sequence shown as U+FFFD. Most fields are
+  // ASCII, which needs no validating.
+  if (!is_ascii(s) && !simdjson::validate_utf8(s.data(), s.size())) {
     const std::string valid = to_valid_utf8(s);
     append_json_string(out, valid);
     return;
   }
   static const char hex[] = "0123456789abcdef";
   out += '"';
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
+  // Runs of plain bytes are copied whole, not a byte at a time.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (plain(c)) continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -27,15 +46,12 @@ void append_json_string(std::string& out, std::string_view s) {
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (c < 0x20 || c == 0x7f) {
-          out += "\\u00";
-          out += hex[c >> 4];
-          out += hex[c & 0xf];
-        } else {
-          out += ch;
-        }
+        out += "\\u00";
+        out += hex[c >> 4];
+        out += hex[c & 0xf];
     }
   }
+  out.append(s.data() + run, s.size() - run);
   out += '"';
 }
 

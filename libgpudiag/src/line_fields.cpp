@@ -6,15 +6,15 @@
 #include <cstring>
 
 #include <array>
-#include <cctype>
 #include <utility>
 
 namespace gpudiag::detail {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
-bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+// ASCII, whatever the locale: the same bytes read the same everywhere.
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 bool is_name_char(char c) { return is_alnum(c) || c == '_' || c == '.' || c == '-'; }
 

@@ -12,8 +12,8 @@
 namespace gpudiag::detail {
 
 struct ScanResult {
-  const std::vector<RuleEvidence>& per_rule;
-  const std::vector<RuleEvidence>& logged;  // cause lines below their rule's severity
+  const EvidenceTable& per_rule;
+  const EvidenceTable& logged;  // cause lines below their rule's severity
   const std::vector<ExitStatusEvidence>& exits;
   Trajectory trajectory;
   std::optional<LauncherReport> launcher;

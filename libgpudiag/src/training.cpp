@@ -24,7 +24,7 @@ std::optional<double> number(const std::map<std::string, std::string>& values, c
 // The steps the run reports having taken: the trajectory, a completion line
 // ("200 steps", `max_steps=3`) or HF Trainer's summary (runtime x steps/s).
 std::optional<double> steps_taken(const RuleSet::Impl& rules,
-                                  const std::vector<RuleEvidence>& per_rule, const Trajectory& t) {
+                                  const EvidenceTable& per_rule, const Trajectory& t) {
   std::optional<double> steps;
   if (t.max_step) steps = static_cast<double>(*t.max_step);
   auto take = [&](double v) { steps = std::max(steps.value_or(0), v); };
@@ -47,7 +47,7 @@ std::optional<double> steps_taken(const RuleSet::Impl& rules,
 // progress bar counts, times the epochs. Per-device batches on several
 // devices make a larger real batch, so the budget is then an upper bound.
 std::optional<StepBudget> read_budget(const RuleSet::Impl& rules,
-                                      const std::vector<RuleEvidence>& per_rule,
+                                      const EvidenceTable& per_rule,
                                       const std::optional<EpochBars>& bars) {
   using Source = std::optional<StepBudget::Source>;
   StepBudget b;
@@ -125,7 +125,7 @@ bool went_on_from_checkpoint(const TrainingState& s, const Trajectory& t) {
 // them, and the late loss sits at ln k within 2%: the median of the last
 // quarter of the kept readings, at least 4 of them.
 std::optional<LossAtChance> loss_at_stated_chance(const RuleSet::Impl& rules,
-                                                  const std::vector<RuleEvidence>& per_rule,
+                                                  const EvidenceTable& per_rule,
                                                   const Trajectory& t) {
   constexpr std::size_t kMinReadings = 4;
   constexpr double kTolerance = 0.02;
@@ -239,7 +239,7 @@ Outcome training_problem(const Taxonomy& taxonomy, const TrainingState& s, const
 // that reaches the length a plan line stated ("max_epochs=100", "Total
 // optimization steps = 2,000"). Returns the line that shows it, or 0.
 std::uint64_t reached_planned_length(const RuleSet::Impl& rules,
-                                     const std::vector<RuleEvidence>& per_rule, const Trajectory& t) {
+                                     const EvidenceTable& per_rule, const Trajectory& t) {
   std::optional<double> planned_epochs, planned_steps, reached_epochs, reached_steps;
   std::uint64_t epochs_line = 0, steps_line = 0, stated_line = 0;
   for (unsigned i = 0; i < rules.rules.size(); ++i) {
@@ -268,7 +268,7 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules,
   return line;
 }
 
-TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
+TrainingState read_training(const RuleSet::Impl& rules, const EvidenceTable& per_rule,
                             const Trajectory& trajectory,
                             const std::optional<CounterReset>& counter_reset,
                             const std::optional<EpochBars>& bars, std::optional<int> exit_code) {

@@ -68,7 +68,7 @@ struct TrainingState {
   Outcome problem = Outcome::none;
 };
 
-TrainingState read_training(const RuleSet::Impl& rules, const std::vector<RuleEvidence>& per_rule,
+TrainingState read_training(const RuleSet::Impl& rules, const EvidenceTable& per_rule,
                             const Trajectory& trajectory,
                             const std::optional<CounterReset>& counter_reset,
                             const std::optional<EpochBars>& bars, std::optional<int> exit_code);

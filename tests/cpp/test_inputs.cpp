@@ -209,6 +209,30 @@ TEST(Directories, GlobsMatchNamesAndPaths) {
   EXPECT_TRUE(glob_matches("node-[0-9].out", "x/node-3.out"));
 }
 
+// A file is binary when an eighth or more of its first 8 KiB are control
+// bytes a log does not hold (a log's tabs, line ends, form feeds, backspaces
+// and ANSI escapes do not count), at any length and wherever they lie.
+TEST(Directories, BinaryIsAnEighthOfControlBytes) {
+  TempDir dir;
+  const std::string allowed = "\t\n\r\f\v\b\x1b";
+  for (std::size_t size : {8u, 15u, 16u, 17u, 100u, 4095u, 4096u, 5000u, 8192u, 20000u}) {
+    // Within the first 8 KiB, control bytes one short of an eighth, then at an eighth.
+    const std::size_t head = std::min<std::size_t>(size, 8192), needed = (head + 7) / 8;
+    for (std::size_t controls : {needed - 1, needed}) {
+      std::string text(size, 'a');
+      for (std::size_t i = 0; i < controls; ++i) text[head - 1 - i * 7 % head] = '\x01';
+      for (std::size_t i = 0; i < text.size(); i += 5)
+        if (text[i] == 'a') text[i] = allowed[i % allowed.size()];  // never counted
+      const std::size_t real = static_cast<std::size_t>(std::count(text.begin(), text.begin() + head, '\x01'));
+      std::filesystem::remove_all(dir.path() / "d");
+      std::filesystem::create_directories(dir.path() / "d");
+      write_file(dir.path() / "d" / "f.log", text);
+      const FileListing listed = list_logs(dir.path() / "d");
+      EXPECT_EQ(listed.skipped_binary, real * 8 >= head ? 1u : 0u) << size << " bytes, " << real << " control";
+    }
+  }
+}
+
 // Every file below a directory, recursively, in path order, but hidden and
 // binary ones; compressed ones are logs. The globs narrow the set.
 TEST(Directories, ListsTheLogsBelow) {
