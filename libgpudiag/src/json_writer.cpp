@@ -3,6 +3,10 @@
 
 #include <simdjson.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <charconv>
 #include <cmath>
 
@@ -19,6 +23,25 @@ bool is_ascii(std::string_view s) {
 // A byte JSON lets stand as it is in a string (UTF-8 sequences included).
 bool plain(unsigned char c) { return c >= 0x20 && c != '"' && c != '\\' && c != 0x7f; }
 
+// Where the next byte at or after `pos` that is not plain lies (s.size() if
+// none): sixteen bytes at a time, as most of a diagnosis's text is plain.
+std::size_t next_special(std::string_view s, std::size_t pos) {
+#if defined(__SSE2__)
+  const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
+                del = _mm_set1_epi8(0x7f), zero = _mm_setzero_si128();
+  for (; s.size() - pos >= 16; pos += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + pos));
+    // Below 0x20 as an unsigned byte: below it and not negative as a signed one.
+    const __m128i control = _mm_andnot_si128(_mm_cmplt_epi8(v, zero), _mm_cmplt_epi8(v, space));
+    const __m128i special = _mm_or_si128(_mm_or_si128(control, _mm_cmpeq_epi8(v, quote)),
+                                         _mm_or_si128(_mm_cmpeq_epi8(v, backslash), _mm_cmpeq_epi8(v, del)));
+    if (const int mask = _mm_movemask_epi8(special)) return pos + static_cast<std::size_t>(__builtin_ctz(mask));
+  }
+#endif
+  while (pos < s.size() && plain(static_cast<unsigned char>(s[pos]))) ++pos;
+  return pos;
+}
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
@@ -34,9 +57,8 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
   // Runs of plain bytes are copied whole, not a byte at a time.
   std::size_t run = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
+  for (std::size_t i = next_special(s, 0); i < s.size(); i = next_special(s, i + 1)) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (plain(c)) continue;
     out.append(s.data() + run, i - run);
     run = i + 1;
     switch (c) {

@@ -9,7 +9,8 @@ namespace gpudiag::detail {
 // escaping and optional pretty-printing.
 class JsonWriter {
  public:
-  explicit JsonWriter(int indent = 0) : indent_(indent) {}
+  // A diagnosis's JSON is a few KiB: room for it at once, not grown by doubling.
+  explicit JsonWriter(int indent = 0) : indent_(indent) { out_.reserve(4096); }
   JsonWriter& begin_object();
   JsonWriter& end_object();
   JsonWriter& begin_array();

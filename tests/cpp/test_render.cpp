@@ -37,6 +37,43 @@ TEST(Render, JsonEscapesControlCharacters) {
   EXPECT_EQ(s, "\"a\\\"b\\\\c\\n\\u0001\"");
 }
 
+// Every byte that needs escaping is escaped wherever it lies in a long
+// string (the writer looks sixteen bytes at a time), and every other byte,
+// UTF-8 included, is copied as it is.
+TEST(Render, JsonEscapesAtEveryPosition) {
+  auto expected = [](std::string_view s) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out = "\"";
+    for (char ch : s) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c == '"') out += "\\\"";
+      else if (c == '\\') out += "\\\\";
+      else if (c == '\n') out += "\\n";
+      else if (c == '\r') out += "\\r";
+      else if (c == '\t') out += "\\t";
+      else if (c < 0x20 || c == 0x7f) out += std::string("\\u00") + hex[c >> 4] + hex[c & 0xf];
+      else out += ch;
+    }
+    return out + "\"";
+  };
+  const std::string specials = std::string("\"\\\n\r\t\x01\x1f\x7f", 8) + " \xc3\xa9";  // and plain ones
+  for (std::size_t size : {1u, 15u, 16u, 17u, 31u, 33u, 100u}) {
+    for (std::size_t at = 0; at < size; ++at) {
+      for (char special : specials) {
+        std::string s(size, 'x');
+        s[at] = special;
+        s[size - 1 - at / 2] = specials[at % specials.size()];
+        if (static_cast<unsigned char>(s.back()) == 0xc3) s.back() = 'y';  // keep the UTF-8 whole
+        std::string valid = s;
+        for (std::size_t i = 0; i < valid.size(); ++i)  // a lone 0xc3/0xa9 is invalid: test those apart
+          if (static_cast<unsigned char>(valid[i]) >= 0x80) valid[i] = 'z';
+        ASSERT_EQ(json_string(valid), expected(valid)) << size << " " << at;
+      }
+    }
+  }
+  EXPECT_EQ(json_string("caf\xc3\xa9 \"ok\""), "\"caf\xc3\xa9 \\\"ok\\\"\"");
+}
+
 TEST(Render, TextQuotesEvidenceAndColoursOnlyWhenAsked) {
   Diagnosis d = diagnose_text("x\nSegmentation fault (core dumped)\n");
   std::string plain = to_text(d, "run.log");
