@@ -16,7 +16,7 @@ DEB_LIBS := libhyperscan-dev libsimdjson-dev libboost-program-options-dev \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: demo test deps build python test-cpp test-python test-sanitize fuzz bench bench-batch bench-compare bench-run eval corpus clean
+.PHONY: demo test deps build python test-cpp test-python test-sanitize fuzz bench bench-batch bench-compare bench-run eval corpus clean snapshot
 
 demo: build python
 	@$(BUILD)/gpudiag diagnose corpus/examples/*.log
@@ -63,6 +63,12 @@ test-cpp: build
 
 test-python: build python
 	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(VENV)/bin/python -m pytest -q tests/python
+
+# Records the JSON of every diagnosis of the published and the project corpus
+# (a SHA-256 per log, tests/snapshots/) after a change meant to alter some;
+# test_snapshot.py fails on any other difference.
+snapshot: build
+	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(PYTHON) tests/python/snapshot.py --update
 
 # The library, the command and the GoogleTest suite built with AddressSanitizer
 # and UndefinedBehaviorSanitizer (GCC); runs the suite, the command over every
