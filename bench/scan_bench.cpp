@@ -1,15 +1,21 @@
 // Scanner throughput over a generated training log (default 128 MiB; set
-// GPUDIAG_BENCH_MB to change it). Run: make bench
+// GPUDIAG_BENCH_MB to change it). Run: make bench. With GPUDIAG_BENCH_LOG=FILE,
+// BM_DiagnoseGivenLog and BM_MatcherAloneGivenLog read that log too (e.g. the
+// inputs bench/compare.py writes), to see how far a diagnosis of it is from
+// the matcher's own speed.
 #include <benchmark/benchmark.h>
+#include <hs.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <vector>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include "compress.hpp"
 #include "gpudiag/gpudiag.hpp"
+#include "rule_set_impl.hpp"
 #include "synthetic_log.hpp"
 
 namespace {
@@ -86,6 +92,49 @@ void BM_DiagnoseNoProgress(benchmark::State& state) {
 }
 BENCHMARK(BM_DiagnoseNoProgress)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
+// Hyperscan alone over the shipped rules' stream database, in the scan's
+// line-aligned 1 MiB pieces, each match only counted: the speed no diagnosis
+// of the same log can pass. What a diagnosis costs beyond it is its own work
+// (reading progress lines, confirming hits); on a log whose lines name what
+// the rules look for, the matcher itself is the bound.
+void matcher_alone(benchmark::State& state, const std::string& log) {
+  const auto& impl = rules()->impl();
+  std::vector<std::string_view> pieces;
+  for (std::size_t pos = 0; pos < log.size();) {
+    std::size_t end = std::min(log.size(), pos + (std::size_t{1} << 20));
+    if (end < log.size())
+      if (std::size_t nl = log.rfind('\n', end - 1); nl != std::string::npos && nl >= pos) end = nl + 1;
+    pieces.push_back(std::string_view(log).substr(pos, end - pos));
+    pos = end;
+  }
+  hs_scratch_t* scratch = nullptr;
+  if (hs_alloc_scratch(impl.db.get(), &scratch) != HS_SUCCESS) throw std::runtime_error("hs_alloc_scratch");
+  auto count = [](unsigned, unsigned long long, unsigned long long, unsigned, void* n) -> int {
+    ++*static_cast<std::uint64_t*>(n);
+    return 0;
+  };
+  std::uint64_t matches = 0;
+  for (auto _ : state) {
+    hs_stream_t* stream = nullptr;
+    if (hs_open_stream(impl.db.get(), 0, &stream) != HS_SUCCESS) throw std::runtime_error("hs_open_stream");
+    for (std::string_view piece : pieces)
+      hs_scan_stream(stream, piece.data(), static_cast<unsigned>(piece.size()), 0, scratch, count, &matches);
+    hs_close_stream(stream, scratch, count, &matches);
+  }
+  hs_free_scratch(scratch);
+  state.counters["matches/iteration"] = static_cast<double>(matches) / static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * log.size()));
+}
+
+void BM_MatcherAlone(benchmark::State& state) { matcher_alone(state, the_log()); }
+BENCHMARK(BM_MatcherAlone)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+void BM_MatcherAloneNoProgress(benchmark::State& state) {
+  static const std::string log = gpudiag::bench::synthetic_nccl_log(log_bytes() / 2);
+  matcher_alone(state, log);
+}
+BENCHMARK(BM_MatcherAloneNoProgress)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
 // One 64 MiB line without a newline (a binary blob, a runaway print): read
 // in chunk-sized pieces.
 void BM_DiagnoseOneLongLine(benchmark::State& state) {
@@ -145,6 +194,32 @@ void BM_CompileRules(benchmark::State& state) {
 }
 BENCHMARK(BM_CompileRules)->Unit(benchmark::kMillisecond);
 
+// The log GPUDIAG_BENCH_LOG names, read into memory once.
+const std::string& given_log() {
+  static const std::string log = [] {
+    std::ifstream in(std::getenv("GPUDIAG_BENCH_LOG"), std::ios::binary);
+    if (!in) throw std::runtime_error("GPUDIAG_BENCH_LOG cannot be read");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  return log;
+}
+
+void BM_DiagnoseGivenLog(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(gpudiag::diagnose_bytes(rules(), given_log()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * given_log().size()));
+}
+
+void BM_MatcherAloneGivenLog(benchmark::State& state) { matcher_alone(state, given_log()); }
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  if (std::getenv("GPUDIAG_BENCH_LOG")) {
+    benchmark::RegisterBenchmark("BM_DiagnoseGivenLog", BM_DiagnoseGivenLog)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+    benchmark::RegisterBenchmark("BM_MatcherAloneGivenLog", BM_MatcherAloneGivenLog)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+}
