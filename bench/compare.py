@@ -10,6 +10,10 @@ Inputs, generated into a temporary folder:
   nccl       NCCL INFO lines and warnings only
   corpus     the published corpus's 474 logs (../shared), in-process from Python
   small      one small log from the command line, warm cache
+Beside each generated log, "matcher alone" is Hyperscan over the shipped
+rules' database with nothing done per match (build/gpudiag_bench's
+BM_MatcherAloneGivenLog, the log in memory): the bound on gpudiag's speed on
+that log, whatever the rest of a diagnosis costs.
 The published rules are reimplemented here from evaluation.md's description
 (15 case-insensitive regexes in priority order, first match wins, over the
 whole text): they are the reference, not gpudiag's rules.
@@ -18,6 +22,7 @@ whole text): they are the reference, not gpudiag's rules.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pathlib
 import random
@@ -147,6 +152,18 @@ print(statistics.median(ts))
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def matcher_alone(log: pathlib.Path) -> float:
+    """Seconds Hyperscan alone takes over `log` with the shipped rules (0 when
+    the benchmark is not built)."""
+    bench = pathlib.Path(os.environ.get("GPUDIAG_BENCH", ROOT / "build" / "gpudiag_bench"))
+    if not bench.exists():
+        return 0.0
+    out = subprocess.run([str(bench), "--benchmark_filter=BM_MatcherAloneGivenLog", "--benchmark_format=json"],
+                         capture_output=True, text=True, check=True, env=dict(os.environ, GPUDIAG_BENCH_LOG=str(log)))
+    run = json.loads(out.stdout)["benchmarks"][0]
+    return run["real_time"] / {"ms": 1e3, "us": 1e6, "ns": 1e9, "s": 1}[run["time_unit"]]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=1024, help="size of each generated log (default 1024)")
@@ -169,6 +186,8 @@ def main() -> None:
             if rg:
                 commands["rg -c, 15 patterns"] = [rg, *rg_args, str(log)]
             medians = paired(commands, args.reps)
+            if (alone := matcher_alone(log)) > 0:
+                medians["matcher alone (Hyperscan, in memory)"] = alone
             for tool, seconds in medians.items():
                 rows.append((f"{args.size_mb} MiB {name} log", tool, f"{gb / seconds:.2f} GB/s",
                              f"{medians['gpudiag'] / seconds:.3g}"))
