@@ -16,7 +16,7 @@ DEB_LIBS := libhyperscan-dev libsimdjson-dev libboost-program-options-dev \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: demo test deps build python test-cpp test-python test-sanitize fuzz bench bench-batch bench-compare bench-run eval corpus clean snapshot
+.PHONY: demo test deps build python test-cpp test-python test-sanitize fuzz bench bench-batch bench-compare bench-run bench-startup eval corpus clean snapshot
 
 demo: build python
 	@$(BUILD)/gpudiag diagnose corpus/examples/*.log
@@ -153,6 +153,9 @@ bench-run: build
 
 bench-batch: build python
 	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(VENV)/bin/python bench/batch_bench.py
+
+bench-startup: build
+	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(PYTHON) bench/startup.py
 
 clean:
 	rm -rf $(BUILD) $(VENV) $(SAN_BUILD) $(FUZZ_BUILD)
