@@ -158,4 +158,4 @@ bench-startup: build
 	GPUDIAG_CLI=$(CURDIR)/$(BUILD)/gpudiag $(PYTHON) bench/startup.py
 
 clean:
-	rm -rf $(BUILD) $(VENV) $(SAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(VENV) $(SAN_BUILD) build-fuzz build-fuzz-*

@@ -17,26 +17,9 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
-from typing import List, Sequence
+from typing import List
 
-
-def gpudiag_cli() -> str:
-    path = os.environ.get("GPUDIAG_CLI") or shutil.which("gpudiag")
-    if not path:
-        sys.exit("run_overhead.py: set GPUDIAG_CLI to the gpudiag command (make bench-run does)")
-    return path
-
-
-def timed(argv: Sequence[str]) -> float:
-    """Milliseconds from spawning `argv` to reaping it."""
-    start = time.perf_counter()
-    pid = os.posix_spawn(argv[0], list(argv), os.environ)
-    _, status = os.waitpid(pid, 0)
-    took = (time.perf_counter() - start) * 1000
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"run_overhead.py: {' '.join(argv)} failed with {os.waitstatus_to_exitcode(status)}")
-    return took
+from spawn import gpudiag_cli, timed
 
 
 def main() -> int:

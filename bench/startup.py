@@ -10,8 +10,9 @@ times, the median of each and of the increments.
   `gpudiag diagnose SMALL`         + a small log read, matched and resolved
 
 Run: make bench-startup (or python bench/startup.py [--reps N] [--log FILE]).
-Each run is started with posix_spawn and waited for here; the spawn's own cost
-is in every row alike, so the increments are the command's.
+Each run is started with posix_spawn and waited for here (bench/spawn.py);
+the spawn's own cost is in every row alike, so the increments are the
+command's.
 """
 
 from __future__ import annotations
@@ -23,33 +24,11 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
-from typing import Dict, List, Sequence
+from typing import Dict, List
+
+from spawn import gpudiag_cli, timed
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def gpudiag_cli() -> str:
-    path = os.environ.get("GPUDIAG_CLI") or shutil.which("gpudiag")
-    if not path:
-        sys.exit("startup.py: set GPUDIAG_CLI to the gpudiag command (make bench-startup does)")
-    return path
-
-
-def timed(argv: Sequence[str]) -> float:
-    """Milliseconds from spawning `argv` (its output to /dev/null) to reaping it."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        start = time.perf_counter()
-        pid = os.posix_spawn(argv[0], list(argv), os.environ,
-                             file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
-        _, status = os.waitpid(pid, 0)
-        took = (time.perf_counter() - start) * 1000
-    finally:
-        os.close(devnull)
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"startup.py: {' '.join(argv)} exited with {os.waitstatus_to_exitcode(status)}")
-    return took
 
 
 def main() -> int:

@@ -30,18 +30,19 @@ bool compressed(std::string_view head) {
   return false;
 }
 
-// Control bytes but those a text log may hold (tabs, line ends, form feeds,
-// backspaces, ANSI escapes). Sixteen bytes at a time, the matches summed in
-// byte lanes: a byte at a time cost as much as opening the file.
-bool allowed_control(unsigned char c) {
-  return c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || c == '\b' || c == 0x1b;
+// The control bytes a text log may hold: tabs, line ends, form feeds,
+// backspaces, ANSI escapes.
+constexpr char kAllowedControl[] = {'\t', '\n', '\r', '\f', '\v', '\b', 0x1b};
+
+bool allowed_control(char c) {
+  return std::find(std::begin(kAllowedControl), std::end(kAllowedControl), c) != std::end(kAllowedControl);
 }
 
+// The other control bytes of `s`. Sixteen bytes at a time, the matches summed
+// in byte lanes: a byte at a time cost as much as opening the file.
 std::size_t control_bytes(std::string_view s) {
   std::size_t n = 0, pos = 0;
 #if defined(__SSE2__)
-  const __m128i kAllowed[] = {_mm_set1_epi8('\t'), _mm_set1_epi8('\n'), _mm_set1_epi8('\r'), _mm_set1_epi8('\f'),
-                              _mm_set1_epi8('\v'), _mm_set1_epi8('\b'), _mm_set1_epi8(0x1b)};
   while (s.size() - pos >= 16) {
     const std::size_t blocks = std::min<std::size_t>((s.size() - pos) / 16, 255);
     __m128i lanes = _mm_setzero_si128();
@@ -50,7 +51,7 @@ std::size_t control_bytes(std::string_view s) {
       // Below 0x20 as unsigned bytes: not negative as signed ones, and below 0x20.
       __m128i control = _mm_and_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
                                       _mm_cmpgt_epi8(v, _mm_set1_epi8(-1)));
-      for (const __m128i& a : kAllowed) control = _mm_andnot_si128(_mm_cmpeq_epi8(v, a), control);
+      for (const char a : kAllowedControl) control = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(a)), control);
       lanes = _mm_sub_epi8(lanes, control);  // a control byte is -1
     }
     const __m128i sums = _mm_sad_epu8(lanes, _mm_setzero_si128());
@@ -59,8 +60,7 @@ std::size_t control_bytes(std::string_view s) {
   }
 #endif
   for (; pos < s.size(); ++pos) {
-    const auto c = static_cast<unsigned char>(s[pos]);
-    n += c < 0x20 && !allowed_control(c);
+    n += static_cast<unsigned char>(s[pos]) < 0x20 && !allowed_control(s[pos]);
   }
   return n;
 }
