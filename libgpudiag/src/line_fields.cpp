@@ -461,11 +461,14 @@ LineFields read_line(std::string_view line, Depth depth) {
     }
     if (c.pos == before) break;
   }
-  if (depth == Depth::launcher) {
-    f.message_offset = c.pos;
-    f.message = f.body = line.substr(c.pos);
-    return f;
-  }
+  f.message_offset = c.pos;
+  f.message = f.body = line.substr(c.pos);
+  return depth == Depth::launcher ? f : read_line(line, f);
+}
+
+LineFields read_line(std::string_view line, const LineFields& launcher) {
+  LineFields f = launcher;
+  Cursor c{line, launcher.message_offset};
   logging_prefix(line, c, f);
   f.body = f.message;
   // A carriage return redraws the line (a progress bar): what a terminal

@@ -39,4 +39,9 @@ enum class Depth { launcher, full };
 
 LineFields read_line(std::string_view line, Depth depth = Depth::full);
 
+// The rest of a line whose launcher tags `launcher` holds (read_line's
+// Depth::launcher answer for the same line): the full reading, without
+// reading the tags again.
+LineFields read_line(std::string_view line, const LineFields& launcher);
+
 }  // namespace gpudiag::detail

@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #if defined(__SSE2__)
@@ -165,6 +166,58 @@ struct KeywordSites {
   }
 #endif
 };
+
+// The keyword sites of the last few line layouts. A run prints its progress
+// lines from a handful of format strings: lines that differ only in their
+// digits hold their keywords at the same places (no keyword holds a digit,
+// and `note` looks at no digit), so the sites of a line whose bytes, digits
+// aside, equal a recent one's are that line's.
+class SitesCache {
+ public:
+  const KeywordSites& of(std::string_view s) {
+    if (s.size() > kMaxForm) {
+      uncached_ = KeywordSites(s);
+      return uncached_;
+    }
+    normalise(s);
+    for (Entry& e : entries_)
+      if (e.size == s.size() && std::memcmp(e.form.data(), form_.data(), s.size()) == 0) return e.sites;
+    Entry& e = entries_[next_];
+    next_ = (next_ + 1) % kEntries;
+    e.size = s.size();
+    std::memcpy(e.form.data(), form_.data(), s.size());
+    e.sites = KeywordSites(s);
+    return e.sites;
+  }
+
+ private:
+  static constexpr std::size_t kMaxForm = 1024, kEntries = 8;
+  // The segment with every digit written as '0', into form_.
+  void normalise(std::string_view s) {
+    std::size_t i = 0;
+#if defined(__SSE2__)
+    const __m128i below = _mm_set1_epi8('0' - 1), above = _mm_set1_epi8('9' + 1), zero = _mm_set1_epi8('0');
+    for (; i + 16 <= s.size(); i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+      const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, below), _mm_cmplt_epi8(v, above));
+      const __m128i out = _mm_or_si128(_mm_and_si128(digit, zero), _mm_andnot_si128(digit, v));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(form_.data() + i), out);
+    }
+#endif
+    for (; i < s.size(); ++i) form_[i] = is_digit(s[i]) ? '0' : s[i];
+  }
+  struct Entry {
+    std::size_t size = SIZE_MAX;
+    std::array<char, kMaxForm> form;
+    KeywordSites sites{std::string_view()};
+  };
+  std::array<char, kMaxForm> form_;
+  std::array<Entry, kEntries> entries_;
+  std::size_t next_ = 0;
+  KeywordSites uncached_{std::string_view()};
+};
+
+thread_local SitesCache sites_cache;
 
 // Skips what separates a key from its value: quotes, blanks, one ':' or '='.
 std::size_t skip_separator(std::string_view s, std::size_t pos) {
@@ -615,7 +668,7 @@ bool read_epoch_bar(std::string_view s, ProgressReading& r) {
 
 ProgressReading parse_progress(std::string_view segment) {
   ProgressReading r;
-  const KeywordSites sites(segment);
+  const KeywordSites& sites = sites_cache.of(segment);
   if (sites.loss.n == 0) return r;
   const std::optional<double> step = find_step(segment, sites);
   // tqdm's rate, as it prints it (the sites are found whatever the case).
@@ -664,11 +717,9 @@ bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line) {
   // Every rank prints the same run; once one is followed, the others' lines
   // are not read at all, which is most of a multi-rank log's progress lines:
   // their launcher tag alone says so.
-  if (rank_chosen_) {
-    const std::optional<int> tagged = read_line(text, Depth::launcher).rank;
-    if (tagged && tagged != rank_) return false;
-  }
-  const LineFields tag = read_line(text);
+  const LineFields launcher = read_line(text, Depth::launcher);
+  if (rank_chosen_ && launcher.rank && launcher.rank != rank_) return false;
+  const LineFields tag = read_line(text, launcher);
   if (rank_chosen_ && tag.rank != rank_) return false;
   text = tag.body;
   bool read = false;

@@ -1,9 +1,12 @@
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "test_util.hpp"
 #include "trajectory_builder.hpp"
@@ -63,6 +66,56 @@ TEST(Progress, ReadsEveryFrameworksLossLine) {
   auto keras = parse_progress("100/1875 ━━━━━━━━━━━━━━━━━━━━ 45s 39ms/step - loss: 2.2000");
   ASSERT_TRUE(keras.loss);
   EXPECT_DOUBLE_EQ(*keras.loss, 2.2);
+}
+
+// The keyword sites of a line are kept for later lines that differ from it
+// only in their digits (one format string, other numbers). Every example line
+// of the shipped rules, and a copy of it with each digit changed, must read the
+// same whether the copy follows its original (sites reused) or is read first
+// on a fresh thread (nothing kept).
+TEST(Progress, LinesOfOneLayoutReadAsIfEachWereReadAlone) {
+  auto same = [](const std::optional<double>& a, const std::optional<double>& b) {
+    return a.has_value() == b.has_value() && (!a || *a == *b || (std::isnan(*a) && std::isnan(*b)));
+  };
+  auto alike = [&](const detail::ProgressReading& a, const detail::ProgressReading& b) {
+    return same(a.step, b.step) && same(a.epoch, b.epoch) && same(a.loss, b.loss) &&
+           same(a.evaluation_loss, b.evaluation_loss) && same(a.step_seconds, b.step_seconds) &&
+           same(a.grad_norm, b.grad_norm) && same(a.learning_rate, b.learning_rate) &&
+           same(a.loss_scale, b.loss_scale) && same(a.items_per_second, b.items_per_second) &&
+           a.bar_position == b.bar_position && a.bar_total == b.bar_total && a.grad_non_finite == b.grad_non_finite;
+  };
+  // Each example line with digits, then its copy.
+  std::vector<std::string> lines;
+  for (const Rule& rule : shipped_rules()->rules())
+    for (const Example& e : rule.examples) {
+      if (std::none_of(e.line.begin(), e.line.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+      std::string copy = e.line;
+      for (char& c : copy)
+        if (c >= '0' && c <= '9') c = static_cast<char>('0' + (c - '0' + 7) % 10);  // 0 -> 7, 3 -> 0
+      lines.push_back(e.line);
+      lines.push_back(std::move(copy));
+    }
+  ASSERT_GT(lines.size(), 600u);
+  // One length, two layouts that part only at their last key.
+  lines.push_back("step 10 loss 2.5 | lr 0.01");
+  lines.push_back("step 10 loss 2.5 | dt 0.01");
+  std::vector<detail::ProgressReading> alone(lines.size());
+  for (std::size_t i = 0; i < lines.size(); ++i) std::thread([&] { alone[i] = parse_progress(lines[i]); }).join();
+  // In file order (each copy right after its original), then by length, so
+  // that lines of one length but another layout meet too.
+  std::vector<std::size_t> order(lines.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<std::size_t> by_length = order;
+  std::stable_sort(by_length.begin(), by_length.end(),
+                   [&](std::size_t a, std::size_t b) { return lines[a].size() < lines[b].size(); });
+  std::size_t read = 0;
+  for (const auto& sequence : {order, by_length})
+    for (std::size_t i : sequence) {
+      const detail::ProgressReading r = parse_progress(lines[i]);
+      read += r.loss.has_value();
+      EXPECT_TRUE(alike(r, alone[i])) << lines[i];
+    }
+  EXPECT_GT(read, 40u);
 }
 
 TEST(Progress, FindsKeysWhereverTheyFallInTheLine) {
