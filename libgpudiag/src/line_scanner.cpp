@@ -42,6 +42,11 @@ const char* find_last_newline(const char* begin, const char* end) {
   return static_cast<const char*>(p);
 }
 
+// A byte `\b` takes for a word character (Hyperscan's, without Unicode).
+bool is_word_byte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
 std::string_view strip_cr(std::string_view s) {
   if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
   return s;
@@ -118,6 +123,7 @@ void LineScanner::scan(std::string_view piece) {
   piece_ = piece;
   cursor_pos_ = 0;
   cursor_line_ = piece_line_;
+  settle_word_ends(!is_word_byte(piece.front()));
   scratch_ = thread_scratch.of(rules_);
   if (hs_scan_stream(stream_, piece.data(), static_cast<unsigned>(piece.size()), 0, scratch_.scan,
                      &LineScanner::on_match, this) != HS_SUCCESS)
@@ -157,6 +163,7 @@ void LineScanner::remember_tail(std::uint64_t piece_newlines) {
 
 void LineScanner::finish() {
   if (!stream_) return;
+  settle_word_ends(true);  // the end of the data is a boundary
   scratch_ = thread_scratch.of(rules_);
   hs_close_stream(stream_, scratch_.scan, &LineScanner::on_match, this);
   stream_ = nullptr;
@@ -171,7 +178,8 @@ int LineScanner::on_match(unsigned id, unsigned long long, unsigned long long to
 
 bool LineScanner::confirmed_on(unsigned pattern, std::string_view line) {
   switch (rules_.confirm[pattern]) {
-    case kConfirmNone: return true;
+    case kConfirmNone:
+    case kConfirmWordEnd: return true;  // checked as it was reported
     case kConfirmMessage: return confirmed(pattern, read_line(line).message);
     default: return confirmed(pattern, line);
   }
@@ -197,6 +205,28 @@ bool LineScanner::confirmed(unsigned pattern, std::string_view line) {
 }
 
 void LineScanner::report(unsigned pattern, std::uint64_t end) {
+  if (rules_.confirm[pattern] == kConfirmWordEnd && !piece_.empty()) {
+    // The boundary after the hit's last byte (a word character): the next
+    // byte, or, past the piece's end, the next piece's first or the end.
+    const std::uint64_t next = end - piece_start_;
+    if (next >= piece_.size()) {
+      word_ends_.push_back(WordEnd{pattern, end});
+      return;
+    }
+    if (is_word_byte(piece_[next])) return;
+  }
+  deliver(pattern, end);
+}
+
+void LineScanner::settle_word_ends(bool boundary) {
+  if (word_ends_.empty()) return;
+  const std::vector<WordEnd> settled = std::move(word_ends_);
+  word_ends_.clear();
+  if (boundary)
+    for (const WordEnd& w : settled) deliver(w.pattern, w.end);
+}
+
+void LineScanner::deliver(unsigned pattern, std::uint64_t end) {
   const unsigned rule = rules_.pattern_rule[pattern];
   // The last byte of the match decides which line it belongs to.
   std::uint64_t pos = end > 0 ? end - 1 : 0;

@@ -38,7 +38,16 @@ class LineScanner {
  private:
   static int on_match(unsigned id, unsigned long long from, unsigned long long to,
                       unsigned flags, void* context);
+  // A hit as Hyperscan reports it: a pattern whose trailing word boundary
+  // the scanner checks (kConfirmWordEnd) is checked here, and held back
+  // where its last byte ends the piece.
   void report(unsigned pattern, std::uint64_t end);
+  // Delivers the hits held back at the last piece's end, where `boundary`:
+  // the byte after it (the next piece's first) is no word character, or the
+  // data ended; drops them otherwise.
+  void settle_word_ends(bool boundary);
+  // A hit that stands: found on its line, confirmed as the plan says, sent on.
+  void deliver(unsigned pattern, std::uint64_t end);
   // Whether `line`, where the scan found a line_start pattern or a prefilter,
   // matches the pattern's full form.
   bool confirmed(unsigned pattern, std::string_view line);
@@ -46,6 +55,12 @@ class LineScanner {
   // compile plan says: not at all, on the line, or on the line's message.
   bool confirmed_on(unsigned pattern, std::string_view line);
   void remember_tail(std::uint64_t piece_newlines);
+
+  struct WordEnd {
+    unsigned pattern;
+    std::uint64_t end;
+  };
+  std::vector<WordEnd> word_ends_;  // hits at the last piece's end, boundary unknown
 
   const RuleSet::Impl& rules_;
   MatchSink& sink_;

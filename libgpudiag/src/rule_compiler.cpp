@@ -1,6 +1,7 @@
 #include "rule_compiler.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 
 namespace gpudiag::detail {
@@ -39,7 +40,82 @@ HsDatabase compile_database(const std::vector<Rule>& rules, const CompilePlan& p
                       (prefilter_failed ? p.prefilter : p.regex) + "/ does not compile: " + message);
 }
 
+// The expression's tokens, each where it begins: an escape with what it
+// takes (\x41, \101, \cA, \p{L}, \Q...\E), a class, or one character.
+// `literal` tells whether the last token was a plain character; `top_bar`
+// whether a '|' stood outside every group; `options` whether an inline
+// option group ("(?i)", "(?x)") appeared.
+struct Tokens {
+  std::size_t last = std::string::npos, before_last = std::string::npos;
+  bool last_plain = false, before_last_plain = false;
+  bool top_bar = false, options = false, understood = true;
+};
+
+Tokens tokenize(const std::string& e) {
+  Tokens t;
+  int depth = 0;
+  std::size_t i = 0;
+  while (i < e.size()) {
+    const std::size_t start = i;
+    bool plain = false;
+    const char c = e[i];
+    if (c == '\\') {
+      if (i + 1 >= e.size()) return t.understood = false, t;
+      const char x = e[i + 1];
+      i += 2;
+      if (x == 'Q') {
+        const std::size_t end = e.find("\\E", i);
+        i = end == std::string::npos ? e.size() : end + 2;
+      } else if (x == 'x' || x == 'p' || x == 'P' || x == 'N' || x == 'o' || x == 'g' || x == 'k') {
+        if (i < e.size() && e[i] == '{') {
+          const std::size_t end = e.find('}', i);
+          if (end == std::string::npos) return t.understood = false, t;
+          i = end + 1;
+        } else {
+          i = std::min(e.size(), i + (x == 'x' ? 2 : 1));
+        }
+      } else if (x == 'c') {
+        i = std::min(e.size(), i + 1);
+      } else if (x >= '0' && x <= '9') {
+        while (i < e.size() && i < start + 4 && e[i] >= '0' && e[i] <= '9') ++i;
+      }
+    } else if (c == '[') {
+      ++i;
+      if (i < e.size() && e[i] == '^') ++i;
+      if (i < e.size() && e[i] == ']') ++i;
+      while (i < e.size() && e[i] != ']') i += e[i] == '\\' ? 2 : 1;
+      if (i >= e.size()) return t.understood = false, t;
+      ++i;
+    } else {
+      ++i;
+      if (c == '(') {
+        ++depth;
+        if (i < e.size() && e[i] == '?' && !(i + 1 < e.size() && e[i + 1] == ':')) t.options = true;
+      } else if (c == ')') {
+        --depth;
+      } else if (c == '|' && depth == 0) {
+        t.top_bar = true;
+      }
+      plain = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    }
+    t.before_last = t.last;
+    t.before_last_plain = t.last_plain;
+    t.last = start;
+    t.last_plain = plain;
+  }
+  return t;
+}
+
 }  // namespace
+
+std::string without_word_end(const std::string& expression, unsigned flags) {
+  if (flags & (HS_FLAG_UTF8 | HS_FLAG_UCP)) return {};
+  const Tokens t = tokenize(expression);
+  if (!t.understood || t.top_bar || t.options || t.last == std::string::npos ||
+      expression.compare(t.last, std::string::npos, "\\b") != 0 || !t.before_last_plain)
+    return {};
+  return expression.substr(0, t.last);
+}
 
 unsigned pattern_flags(const Rule& rule, const Pattern& pattern) {
   // Logs are read line by line: ^ and $ always anchor at line boundaries.
@@ -72,8 +148,12 @@ CompilePlan plan_compile(const std::vector<Rule>& rules) {
       const bool line_start = is_line_start(p);
       const bool confirm = line_start || !p.prefilter.empty();
       plan.pattern_rule.push_back(r);
-      plan.confirm_map.push_back(line_start ? kConfirmMessage : confirm ? kConfirmLine : kConfirmNone);
-      plan.stream.expressions.push_back(p.prefilter.empty() ? p.regex : p.prefilter);
+      const std::string word_end = confirm ? std::string() : without_word_end(p.regex, flags);
+      plan.confirm_map.push_back(line_start   ? kConfirmMessage
+                                 : confirm    ? kConfirmLine
+                                 : !word_end.empty() ? kConfirmWordEnd
+                                                     : kConfirmNone);
+      plan.stream.expressions.push_back(!word_end.empty() ? word_end : p.prefilter.empty() ? p.regex : p.prefilter);
       plan.stream.flags.push_back(flags);
       plan.stream.ids.push_back(id);
       if (confirm) {

@@ -11,7 +11,11 @@ namespace gpudiag::detail {
 // looks for every pattern (or its cheaper prefilter) anywhere; the block
 // database holds the full forms of the patterns whose hits are confirmed per
 // line (line_start patterns, on the line's message, and prefiltered ones).
-enum : char { kConfirmNone = 0, kConfirmLine = 1, kConfirmMessage = 2 };
+// kConfirmWordEnd: the expression ended in a letter, digit or underscore and
+// a word boundary, `\b`, which the stream database leaves out and the scanner
+// checks on the byte after the hit (Hyperscan spends more on a trailing
+// boundary, which makes it wait for the next byte, than on the literal).
+enum : char { kConfirmNone = 0, kConfirmLine = 1, kConfirmMessage = 2, kConfirmWordEnd = 3 };
 
 struct CompilePlan {
   struct Database {
@@ -26,6 +30,13 @@ struct CompilePlan {
 
 // The Hyperscan flags of a pattern; throws RuleError on an unknown flag.
 unsigned pattern_flags(const Rule& rule, const Pattern& pattern);
+
+// The expression without its trailing word boundary, where it ends in one
+// after a literal word character at its top level (no alternation there, no
+// Unicode word characters): then a match of the rest ends at that character,
+// and the boundary holds where the next byte is no word character or there
+// is none. Empty otherwise.
+std::string without_word_end(const std::string& expression, unsigned flags);
 
 // The plan for `rules`. Cheap: the cache key is a hash of it.
 CompilePlan plan_compile(const std::vector<Rule>& rules);

@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <random>
 #include <thread>
+
+#include "rule_compiler.hpp"
 
 #include "test_util.hpp"
 
@@ -321,4 +324,54 @@ TEST(Determinism, JsonDoesNotDependOnThePiecesTheInputArrivesIn) {
       EXPECT_EQ(to_json(stream.finish(), logs[i].string()), whole) << logs[i] << " in pieces of " << piece;
     }
   }
+}
+
+// A trailing word boundary after a literal word character is left out of the
+// stream database and checked by the scanner on the byte after the hit.
+TEST(Scanner, TrailingWordBoundaryLeftToTheScannerOnlyWhereItEndsALiteral) {
+  using detail::without_word_end;
+  EXPECT_EQ(without_word_end("(?:\\b|_)loss\\b", 0), "(?:\\b|_)loss");
+  EXPECT_EQ(without_word_end("\\bKilled\\b", HS_FLAG_CASELESS), "\\bKilled");
+  EXPECT_EQ(without_word_end("NODE_FAIL\\b", 0), "NODE_FAIL");
+  for (const char* kept : {"fo[o]\\b", "foo+\\b", "(?:foo)\\b", "foo|bar\\b", "foo\\\\b", "\\x41\\b",
+                           "\\101\\b", "\\cA\\b", "(?i)foo\\b", "foo", "\\bfoo", "\\d\\b", "\\Qfoo\\E\\b",
+                           "foo\\b(?:)", "a{2}\\b"})
+    EXPECT_EQ(without_word_end(kept, 0), "") << kept;
+  EXPECT_EQ(without_word_end("foo\\b", HS_FLAG_UTF8 | HS_FLAG_UCP), "");
+}
+
+// The same pattern twice, once in the form whose boundary the scanner checks
+// (`foo\b`) and once in one it leaves to Hyperscan (`fo[o]\b`): on any text,
+// cut into pieces anywhere (lines longer than a piece, hits at a piece's
+// last byte, at the end of the data), both find the same lines.
+TEST(Scanner, TrailingWordBoundaryCheckedAsHyperscanWould) {
+  TempDir dir;
+  write_file(dir.path() / "r.json", R"({"rules": [
+    {"id": "checked", "class": "segfault", "patterns": ["foo\\b"]},
+    {"id": "left", "class": "bus_error", "patterns": ["fo[o]\\b"]}
+  ]})");
+  const auto rules = RuleSet::load_dir(dir.path(), CacheOptions{false, {}});
+  std::mt19937 rng(7);
+  const std::string letters = "fo_x .";
+  std::size_t found = 0;
+  for (int round = 0; round < 600; ++round) {
+    std::string log;
+    const std::size_t n = rng() % 600;
+    for (std::size_t i = 0; i < n; ++i) log += rng() % 60 == 0 ? '\n' : letters[rng() % letters.size()];
+    DiagnoseOptions o;
+    o.chunk_size = 64 + rng() % 64;
+    Stream s(rules, o);
+    const std::size_t write = 1 + rng() % 100;
+    for (std::size_t i = 0; i < log.size(); i += write) s.write(std::string_view(log).substr(i, write));
+    const Diagnosis d = s.finish();
+    const Evidence* checked = find(d, "checked");
+    const Evidence* left = find(d, "left");
+    ASSERT_EQ(checked == nullptr, left == nullptr) << log;
+    if (!checked) continue;
+    ++found;
+    EXPECT_EQ(checked->line, left->line) << log;
+    EXPECT_EQ(checked->count, left->count) << log;
+    EXPECT_EQ(checked->text, left->text) << log;
+  }
+  EXPECT_GT(found, 150u);
 }
