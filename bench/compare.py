@@ -123,6 +123,15 @@ def write_log(path: pathlib.Path, size: int, line: Callable[[int, random.Random]
         f.write("".join(block) + tail)
 
 
+STARTED = time.perf_counter()
+
+
+def progress(message: str) -> None:
+    """One line on stderr per step (the table goes to stdout): a 1 GB run
+    takes many minutes, most of them the published rules' Python."""
+    print(f"[{time.perf_counter() - STARTED:7.1f} s] {message}", file=sys.stderr, flush=True)
+
+
 def timed(command: Sequence[str], stdout: int = subprocess.DEVNULL, env: Dict[str, str] = None) -> float:
     start = time.perf_counter()
     subprocess.run(command, stdout=stdout, stderr=subprocess.DEVNULL, env=env, check=False)
@@ -166,7 +175,9 @@ def matcher_alone(log: pathlib.Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mb", type=int, default=1024, help="size of each generated log (default 1024)")
+    parser.add_argument("--size-mb", type=int, default=256,
+                        help="size of each generated log (default 256; the published rules' Python takes "
+                             "about 100 s a pass over 1024)")
     parser.add_argument("--reps", type=int, default=3, help="paired repetitions (default 3)")
     args = parser.parse_args()
     cli = os.environ.get("GPUDIAG_CLI", str(ROOT / "build" / "gpudiag"))
@@ -179,13 +190,16 @@ def main() -> None:
         published.write_text(PUBLISHED_SCRIPT)
         for name, line, tail in (("realistic", realistic_line, OOM_TAIL), ("nccl", nccl_line, "")):
             log = folder / f"{name}.log"
+            progress(f"{name}: writing {args.size_mb} MiB")
             write_log(log, args.size_mb << 20, line, tail)
             gb = log.stat().st_size / 1e9
             commands = {"cat": ["cat", str(log)], "gpudiag": [cli, "diagnose", "-f", "jsonl", str(log)],
                         "published rules (Python)": [sys.executable, str(published), str(log)]}
             if rg:
                 commands["rg -c, 15 patterns"] = [rg, *rg_args, str(log)]
+            progress(f"{name}: {', '.join(commands)}, {args.reps} paired repetitions")
             medians = paired(commands, args.reps)
+            progress(f"{name}: the matcher alone")
             if (alone := matcher_alone(log)) > 0:
                 medians["matcher alone (Hyperscan, in memory)"] = alone
             for tool, seconds in medians.items():
@@ -193,6 +207,7 @@ def main() -> None:
                              f"{medians['gpudiag'] / seconds:.3g}"))
             log.unlink()
         if PUBLISHED_CORPUS.is_dir():
+            progress("the published corpus, in-process")
             corpus = sorted(str(p) for p in PUBLISHED_CORPUS.rglob("*.log"))
             load = f"import pathlib\nDATA = [pathlib.Path(p).read_bytes() for p in {corpus!r}]\n"
             ours = in_process(load + "import gpudiag\nR = gpudiag.RuleSet()\n"
@@ -203,6 +218,7 @@ def main() -> None:
             for tool, seconds in (("gpudiag", ours), ("published rules (Python)", theirs)):
                 rows.append((f"the {len(corpus)} published logs, in-process", tool, f"{seconds * 1000:.1f} ms",
                              f"{ours / seconds:.3g}"))
+        progress("one small log, 100 runs a repetition")
         small = ROOT / "corpus" / "examples" / "segfault_srun.log"
         many = {"cat": ["cat", str(small)], "gpudiag": [cli, "diagnose", str(small)]}
         times: Dict[str, List[float]] = {k: [] for k in many}
