@@ -11,6 +11,7 @@
 
 #include "line_fields.hpp"
 #include "rule_compiler.hpp"
+#include "text_util.hpp"
 
 namespace gpudiag::detail {
 namespace {
@@ -40,11 +41,6 @@ std::uint64_t count_newlines(const char* begin, const char* end) {
 const char* find_last_newline(const char* begin, const char* end) {
   const void* p = ::memrchr(begin, '\n', static_cast<std::size_t>(end - begin));
   return static_cast<const char*>(p);
-}
-
-// A byte `\b` takes for a word character (Hyperscan's, without Unicode).
-bool is_word_byte(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 std::string_view strip_cr(std::string_view s) {
@@ -123,7 +119,7 @@ void LineScanner::scan(std::string_view piece) {
   piece_ = piece;
   cursor_pos_ = 0;
   cursor_line_ = piece_line_;
-  settle_word_ends(!is_word_byte(piece.front()));
+  settle_word_ends(!is_word_char(piece.front()));
   scratch_ = thread_scratch.of(rules_);
   if (hs_scan_stream(stream_, piece.data(), static_cast<unsigned>(piece.size()), 0, scratch_.scan,
                      &LineScanner::on_match, this) != HS_SUCCESS)
@@ -213,7 +209,7 @@ void LineScanner::report(unsigned pattern, std::uint64_t end) {
       word_ends_.push_back(WordEnd{pattern, end});
       return;
     }
-    if (is_word_byte(piece_[next])) return;
+    if (is_word_char(piece_[next])) return;
   }
   deliver(pattern, end);
 }

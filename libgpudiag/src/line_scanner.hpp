@@ -56,17 +56,17 @@ class LineScanner {
   bool confirmed_on(unsigned pattern, std::string_view line);
   void remember_tail(std::uint64_t piece_newlines);
 
-  struct WordEnd {
-    unsigned pattern;
-    std::uint64_t end;
-  };
-  std::vector<WordEnd> word_ends_;  // hits at the last piece's end, boundary unknown
-
   const RuleSet::Impl& rules_;
   MatchSink& sink_;
   std::size_t text_cap_;
   Scratch scratch_;  // this thread's, fetched as each scan starts
   hs_stream_t* stream_ = nullptr;
+
+  struct WordEnd {
+    unsigned pattern;
+    std::uint64_t end;
+  };
+  std::vector<WordEnd> word_ends_;  // hits at the last piece's end, boundary unknown
 
   std::string_view piece_;           // the piece being scanned
   std::uint64_t piece_start_ = 0;    // its absolute offset (= bytes scanned before it)

@@ -1,7 +1,8 @@
 #include "rule_compiler.hpp"
 
+#include "text_util.hpp"
+
 #include <algorithm>
-#include <cctype>
 #include <string>
 
 namespace gpudiag::detail {
@@ -40,13 +41,13 @@ HsDatabase compile_database(const std::vector<Rule>& rules, const CompilePlan& p
                       (prefilter_failed ? p.prefilter : p.regex) + "/ does not compile: " + message);
 }
 
-// The expression's tokens, each where it begins: an escape with what it
-// takes (\x41, \101, \cA, \p{L}, \Q...\E), a class, or one character.
-// `literal` tells whether the last token was a plain character; `top_bar`
-// whether a '|' stood outside every group; `options` whether an inline
-// option group ("(?i)", "(?x)") appeared.
+// What the last tokens of an expression are, a token being an escape with
+// what it takes (\x41, \101, \cA, \p{L}, \Q...\E), a class, or one
+// character: where the last begins, and whether it and the one before are
+// plain word characters; `top_bar`: a '|' stood outside every group;
+// `options`: a group opened with "(?" other than "(?:" ("(?i)", "(?x)").
 struct Tokens {
-  std::size_t last = std::string::npos, before_last = std::string::npos;
+  std::size_t last = std::string::npos;
   bool last_plain = false, before_last_plain = false;
   bool top_bar = false, options = false, understood = true;
 };
@@ -96,9 +97,8 @@ Tokens tokenize(const std::string& e) {
       } else if (c == '|' && depth == 0) {
         t.top_bar = true;
       }
-      plain = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+      plain = is_word_char(c);
     }
-    t.before_last = t.last;
     t.before_last_plain = t.last_plain;
     t.last = start;
     t.last_plain = plain;
@@ -148,12 +148,16 @@ CompilePlan plan_compile(const std::vector<Rule>& rules) {
       const bool line_start = is_line_start(p);
       const bool confirm = line_start || !p.prefilter.empty();
       plan.pattern_rule.push_back(r);
-      const std::string word_end = confirm ? std::string() : without_word_end(p.regex, flags);
-      plan.confirm_map.push_back(line_start   ? kConfirmMessage
-                                 : confirm    ? kConfirmLine
-                                 : !word_end.empty() ? kConfirmWordEnd
-                                                     : kConfirmNone);
-      plan.stream.expressions.push_back(!word_end.empty() ? word_end : p.prefilter.empty() ? p.regex : p.prefilter);
+      // What the stream database looks for, and how its hits are confirmed.
+      std::string expression = p.prefilter.empty() ? p.regex : p.prefilter;
+      char confirm_by = line_start ? kConfirmMessage : confirm ? kConfirmLine : kConfirmNone;
+      if (!confirm)
+        if (std::string rest = without_word_end(p.regex, flags); !rest.empty()) {
+          expression = std::move(rest);
+          confirm_by = kConfirmWordEnd;
+        }
+      plan.confirm_map.push_back(confirm_by);
+      plan.stream.expressions.push_back(std::move(expression));
       plan.stream.flags.push_back(flags);
       plan.stream.ids.push_back(id);
       if (confirm) {

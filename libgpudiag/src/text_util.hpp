@@ -12,4 +12,10 @@ std::string to_valid_utf8(std::string_view bytes);
 // For a terminal: control characters (NUL, ESC, ...) shown as U+FFFD.
 std::string printable(std::string_view utf8);
 
+// An ASCII letter, digit or underscore: a word character, as `\b` takes it
+// without Unicode.
+inline bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
 }  // namespace gpudiag::detail

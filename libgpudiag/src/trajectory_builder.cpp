@@ -14,6 +14,7 @@
 #endif
 
 #include "line_fields.hpp"
+#include "text_util.hpp"
 
 namespace gpudiag::detail {
 namespace {
@@ -21,7 +22,6 @@ namespace {
 char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 bool is_alpha(char c) { c = lower(c); return c >= 'a' && c <= 'z'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_word(char c) { return is_alpha(c) || is_digit(c) || c == '_'; }
 
 bool iequals_at(std::string_view s, std::size_t pos, std::string_view word) {
   if (pos + word.size() > s.size()) return false;
@@ -354,18 +354,18 @@ std::optional<double> find_loss(std::string_view s, const KeywordSites& sites, b
       auto v = read_value(s, skip_separator(s, key_end));
       return v && !std::isfinite(*v) ? v : std::nullopt;
     };
-    if (after < s.size() && is_word(s[after])) {
+    if (after < s.size() && is_word_char(s[after])) {
       // `losses`, and the mixed-precision scaler's `loss_scale`, are no loss;
       // a part of it (`loss_cls`, `loss_net`) is no reading of it either.
       if (s[after] != '_' || iequals_at(s, after, "_scale")) continue;
       std::size_t end = after;
-      while (end < s.size() && is_word(s[end])) ++end;
+      while (end < s.size() && is_word_char(s[end])) ++end;
       if (auto v = non_finite(end)) return v;
       continue;
     }
     char buffer[16];
     std::string_view before = previous_word(s, pos, buffer);
-    bool glued = pos > 0 && is_word(s[pos - 1]);  // train_loss, lm_loss, valloss
+    bool glued = pos > 0 && is_word_char(s[pos - 1]);  // train_loss, lm_loss, valloss
     if (before == "val" || before == "valid" || before == "validation" || before == "eval" ||
         before == "test" || before == "final" || before == "best")
       continue;
@@ -401,7 +401,7 @@ bool in_path(std::string_view s, std::size_t pos) {
   const std::size_t token = s.find_last_of(" \t'\"", pos);
   const std::size_t from = token == std::string_view::npos ? 0 : token + 1;
   std::size_t qualifier = pos;
-  while (qualifier > from && (is_word(s[qualifier - 1]) || s[qualifier - 1] == '/')) {
+  while (qualifier > from && (is_word_char(s[qualifier - 1]) || s[qualifier - 1] == '/')) {
     --qualifier;
     if (s[qualifier] == '/') break;
   }
@@ -416,10 +416,10 @@ bool in_path(std::string_view s, std::size_t pos) {
 std::optional<double> find_evaluation_loss(std::string_view s, const KeywordSites& sites) {
   for (std::size_t pos : sites.loss) {
     const std::size_t after = pos + 4;
-    if ((after < s.size() && is_word(s[after])) || (pos > 0 && is_digit(s[pos - 1]))) continue;
+    if ((after < s.size() && is_word_char(s[after])) || (pos > 0 && is_digit(s[pos - 1]))) continue;
     char buffer[16];
     const std::string_view before = previous_word(s, pos, buffer);
-    const bool glued = pos > 0 && is_word(s[pos - 1]);
+    const bool glued = pos > 0 && is_word_char(s[pos - 1]);
     const bool qualified = is_one_of(before, kEvaluationWords);
     if (glued ? !qualified : !(qualified || evaluation_field(s, pos))) continue;
     if (names_one_of(s, field_start(s, pos), pos, false, kSummaryWords) || in_path(s, pos)) continue;
@@ -461,7 +461,7 @@ std::optional<double> seconds_after_key(std::string_view s, const KeywordSites::
   for (std::size_t pos : sites) {
     if (pos < before.size() || s.substr(pos - before.size(), before.size()) != before) continue;
     const std::size_t from = pos - before.size(), after = pos + length;
-    if ((from > 0 && is_word(s[from - 1])) || (after < s.size() && is_word(s[after]))) continue;
+    if ((from > 0 && is_word_char(s[from - 1])) || (after < s.size() && is_word_char(s[after]))) continue;
     if (auto v = seconds_at(s, skip_separator(s, after), bare_scale)) return v;
   }
   return std::nullopt;
@@ -589,7 +589,7 @@ std::optional<double> find_epoch(std::string_view s, const KeywordSites& sites) 
 std::optional<double> value_after(std::string_view s, const KeywordSites::List& sites, std::size_t length) {
   for (std::size_t pos : sites) {
     const std::size_t after = pos + length;
-    if ((pos > 0 && is_word(s[pos - 1])) || (after < s.size() && is_word(s[after]))) continue;
+    if ((pos > 0 && is_word_char(s[pos - 1])) || (after < s.size() && is_word_char(s[after]))) continue;
     if (auto v = read_value(s, skip_separator(s, after))) return v;
   }
   return std::nullopt;
@@ -599,7 +599,7 @@ std::optional<double> value_after(std::string_view s, const KeywordSites::List& 
 std::optional<double> find_loss_scale(std::string_view s, const KeywordSites& sites) {
   for (std::size_t pos : sites.loss)
     if (iequals_at(s, pos + 4, "_scale") || iequals_at(s, pos + 4, " scale"))
-      if (!(pos + 10 < s.size() && is_word(s[pos + 10])))
+      if (!(pos + 10 < s.size() && is_word_char(s[pos + 10])))
         if (auto v = read_value(s, skip_separator(s, pos + 10))) return v;
   return std::nullopt;
 }
@@ -855,7 +855,7 @@ std::vector<Column> read_header(std::string_view segment) {
   std::vector<Column> columns;
   bool loss = false, counter = false;
   for (std::string_view cell : cells) {
-    if (!std::all_of(cell.begin(), cell.end(), [](char c) { return is_word(c) || c == ' ' || c == '/'; }) ||
+    if (!std::all_of(cell.begin(), cell.end(), [](char c) { return is_word_char(c) || c == ' ' || c == '/'; }) ||
         is_digit(cell.front()))
       return {};
     columns.push_back(column_of(cell));
