@@ -8,9 +8,11 @@ namespace gpudiag::detail {
 // built, so that the first run on a machine compiles nothing and writes no
 // cache. Used only where the rules' digest and this CPU's platform tag are
 // those they were compiled with; empty in the tool that compiles them.
+// `rules`: the rule files themselves, parsed then (write_snapshot).
 struct EmbeddedDatabase {
   std::string_view digest, platform;
   std::string_view stream, confirm;  // serialized; confirm empty when none
+  std::string_view rules;
 };
 EmbeddedDatabase embedded_database();
 

@@ -7,7 +7,9 @@
 #include <string>
 
 #include "builtin_rules.hpp"
+#include "embedded_database.hpp"
 #include "rule_compiler.hpp"
+#include "rule_snapshot.hpp"
 
 namespace gpudiag::detail {
 namespace {
@@ -507,13 +509,17 @@ ParsedRules parse_rule_sources(const std::vector<RuleSet::Source>& sources, cons
   return out;
 }
 
+ParsedRules builtin_rules() {
+  if (const std::string_view snapshot = embedded_database().rules; !snapshot.empty())
+    return read_snapshot(snapshot);
+  std::vector<RuleSet::Source> sources;
+  for (const auto& s : builtin_rule_sources())
+    sources.push_back({std::string(s.name), std::string(s.text)});
+  return parse_rule_sources(sources, Catalog{});
+}
+
 const Catalog& builtin_catalog() {
-  static const Catalog catalog = [] {
-    std::vector<RuleSet::Source> sources;
-    for (const auto& s : builtin_rule_sources())
-      sources.push_back({std::string(s.name), std::string(s.text)});
-    return parse_rule_sources(sources, Catalog{}).catalog;
-  }();
+  static const Catalog catalog = builtin_rules().catalog;
   return catalog;
 }
 

@@ -13,11 +13,15 @@ namespace gpudiag::detail {
 struct Catalog {
   Taxonomy taxonomy;
   std::map<std::string, std::string, std::less<>> defines;  // name -> regex piece
+
+  bool operator==(const Catalog&) const = default;
 };
 
 struct ParsedRules {
   Catalog catalog;
   std::vector<Rule> rules;  // patterns and extracts with their {{defines}} expanded
+
+  bool operator==(const ParsedRules&) const = default;
 };
 
 // Parses and validates rule files (everything but the Hyperscan compile and
@@ -27,7 +31,12 @@ struct ParsedRules {
 // Throws RuleError naming the file and the rule or class.
 ParsedRules parse_rule_sources(const std::vector<RuleSet::Source>& sources, const Catalog& base);
 
-// The declarations of the rule files built into the library, parsed once.
+// The rule files built into the library, parsed: read back from the snapshot
+// taken when it was built, or parsed from their JSON where it carries none
+// (the tool that takes it).
+ParsedRules builtin_rules();
+
+// Their declarations, read once.
 const Catalog& builtin_catalog();
 
 

@@ -3,7 +3,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "builtin_rules.hpp"
 #include "db_cache.hpp"
 #include "embedded_database.hpp"
 #include "gpudiag/rules.hpp"
@@ -178,18 +177,15 @@ const std::filesystem::path& RuleSet::cache_file() const { return impl_->cache_f
 
 std::shared_ptr<const RuleSet> RuleSet::load_sources(const std::vector<Source>& sources,
                                                      const CacheOptions& cache) {
-  return build(sources, cache, "sources");
-}
-
-std::shared_ptr<const RuleSet> RuleSet::build(const std::vector<Source>& sources,
-                                              const CacheOptions& cache, std::string origin) {
-  auto impl = std::make_unique<Impl>();
-  impl->origin = std::move(origin);
   // The shipped declarations are the base of every set but the shipped one,
   // which declares them itself.
-  static const detail::Catalog kEmpty;
-  auto parsed = detail::parse_rule_sources(
-      sources, impl->origin == "builtin" ? kEmpty : detail::builtin_catalog());
+  return build(detail::parse_rule_sources(sources, detail::builtin_catalog()), cache, "sources");
+}
+
+std::shared_ptr<const RuleSet> RuleSet::build(detail::ParsedRules parsed, const CacheOptions& cache,
+                                              std::string origin) {
+  auto impl = std::make_unique<Impl>();
+  impl->origin = std::move(origin);
   impl->rules = std::move(parsed.rules);
   std::size_t patterns = 0;
   for (const auto& rule : impl->rules) patterns += rule.patterns.size();
@@ -306,15 +302,12 @@ std::shared_ptr<const RuleSet> RuleSet::load_dir(const std::filesystem::path& di
   std::sort(files.begin(), files.end());
   std::vector<Source> sources;
   for (const auto& f : files) sources.push_back({f.string(), read_rule_file(f)});
-  return build(sources, cache, dir.string());
+  return build(detail::parse_rule_sources(sources, detail::builtin_catalog()), cache, dir.string());
 }
 
 std::shared_ptr<const RuleSet> RuleSet::builtin(const CacheOptions& cache) {
   if (const char* dir = std::getenv("GPUDIAG_RULES"); dir && *dir) return load_dir(dir, cache);
-  std::vector<Source> sources;
-  for (const auto& s : detail::builtin_rule_sources())
-    sources.push_back({std::string(s.name), std::string(s.text)});
-  return build(sources, cache, "builtin");
+  return build(detail::builtin_rules(), cache, "builtin");
 }
 
 }  // namespace gpudiag

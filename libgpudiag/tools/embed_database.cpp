@@ -1,5 +1,6 @@
-// Compiles the shipped rules and writes their Hyperscan databases as a C++
-// source (embedded_database.hpp), which the library is then built with.
+// Compiles the shipped rules and writes their Hyperscan databases, and the
+// rules parsed, as a C++ source (embedded_database.hpp), which the library is
+// then built with.
 // Usage: gpudiag_embed_database OUTPUT.cpp
 #include <hs.h>
 
@@ -13,7 +14,9 @@
 
 #include "db_cache.hpp"
 #include "gpudiag/rules.hpp"
+#include "rule_loader.hpp"
 #include "rule_set_impl.hpp"
+#include "rule_snapshot.hpp"
 
 namespace {
 
@@ -57,6 +60,8 @@ int main(int argc, char** argv) {
     const auto& impl = rules->impl();
     const std::string stream = serialized(impl.db.get());
     const std::string confirm = serialized(impl.confirm_db.get());
+    // This tool carries no snapshot: builtin_rules() parses the JSON.
+    const std::string snapshot = gpudiag::detail::write_snapshot(gpudiag::detail::builtin_rules());
     const std::string tmp = std::string(argv[1]) + ".tmp";
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -67,9 +72,11 @@ int main(int argc, char** argv) {
       write_array(out, "kPlatform", gpudiag::detail::platform_tag());
       write_array(out, "kStream", stream);
       write_array(out, "kConfirm", confirm);
+      write_array(out, "kRules", snapshot);
       out << "\n}  // namespace\n\nEmbeddedDatabase embedded_database() {\n"
              "  return {{kDigest, sizeof kDigest - 1}, {kPlatform, sizeof kPlatform - 1},\n"
-             "          {kStream, sizeof kStream - 1}, {kConfirm, sizeof kConfirm - 1}};\n"
+             "          {kStream, sizeof kStream - 1}, {kConfirm, sizeof kConfirm - 1},\n"
+             "          {kRules, sizeof kRules - 1}};\n"
              "}\n\n}  // namespace gpudiag::detail\n";
       if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
     }

@@ -11,6 +11,9 @@
 #include "gpudiag/taxonomy.hpp"
 
 namespace gpudiag {
+namespace detail {
+struct ParsedRules;
+}
 
 // What a rule's match means for the resolver.
 enum class Role {
@@ -58,6 +61,8 @@ struct Pattern {
   // A cheaper regex that every line `regex` matches also matches: the scan
   // looks for it, and the lines it hits are confirmed against `regex`.
   std::string prefilter;
+
+  bool operator==(const Pattern&) const = default;
 };
 
 // A named value pulled from a matched line by a regex (PCRE syntax, like the
@@ -65,6 +70,8 @@ struct Pattern {
 struct Extraction {
   std::string name;
   std::string regex;
+
+  bool operator==(const Extraction&) const = default;
 };
 
 // A line a rule must match (with the values it must extract) or must not.
@@ -72,6 +79,8 @@ struct Example {
   std::string line;
   bool match = true;
   std::vector<std::pair<std::string, std::string>> values;  // name, expected value
+
+  bool operator==(const Example&) const = default;
 };
 
 struct Rule {
@@ -104,6 +113,8 @@ struct Rule {
   std::vector<Example> examples;
   std::string description;
   std::string source;  // file the rule came from
+
+  bool operator==(const Rule&) const = default;
 };
 
 // A rule file that could not be loaded: names the file, what in it (a rule,
@@ -178,8 +189,8 @@ class RuleSet {
 
  private:
   explicit RuleSet(std::unique_ptr<Impl> impl);
-  static std::shared_ptr<const RuleSet> build(const std::vector<Source>& sources,
-                                              const CacheOptions& cache, std::string origin);
+  static std::shared_ptr<const RuleSet> build(detail::ParsedRules parsed, const CacheOptions& cache,
+                                              std::string origin);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -65,11 +65,15 @@ struct ClassInfo {
   Outcome outcome = Outcome::none;
   std::optional<double> max_steps;  // with outcome too_few_steps: the most steps that count
   std::string source;               // the file that declared the card
+
+  bool operator==(const ClassInfo&) const = default;
 };
 
 struct FamilyInfo {
   std::string id;
   std::string title;  // the taxonomy document's section title
+
+  bool operator==(const FamilyInfo&) const = default;
 };
 
 // The classes a rule set can report. The shipped taxonomy is always known; a
@@ -85,6 +89,8 @@ class Taxonomy {
   const ClassInfo* for_signal(int signo) const;         // nullptr when no class claims it
   const ClassInfo* for_exit_code(int code) const;       // a plain status; nullptr likewise
   bool is_g15(std::string_view id) const;
+
+  bool operator==(const Taxonomy&) const = default;
 };
 
 // The shipped taxonomy (rules/*.json as built into the library).
