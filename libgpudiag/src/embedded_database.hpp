@@ -1,5 +1,6 @@
 #pragma once
 
+#include <span>
 #include <string_view>
 
 namespace gpudiag::detail {
@@ -8,11 +9,14 @@ namespace gpudiag::detail {
 // built, so that the first run on a machine compiles nothing and writes no
 // cache. Used only where the rules' digest and this CPU's platform tag are
 // those they were compiled with; empty in the tool that compiles them.
-// `rules`: the rule files themselves, parsed then (write_snapshot).
+// `rules`: the rule files themselves, parsed then (write_snapshot); and the
+// compile plan's tables, so that a process neither plans nor hashes them.
 struct EmbeddedDatabase {
   std::string_view digest, platform;
   std::string_view stream, confirm;  // serialized; confirm empty when none
   std::string_view rules;
+  std::span<const unsigned> pattern_rule;  // CompilePlan::pattern_rule
+  std::string_view confirm_map;            // CompilePlan::confirm_map
 };
 EmbeddedDatabase embedded_database();
 

@@ -51,23 +51,26 @@ std::string compile_digest(const detail::CompilePlan& plan, const std::vector<Ru
   return h.hex();
 }
 
-// The databases compiled into the library with the shipped rules, where
-// they are these rules' and this CPU can run them.
-bool load_embedded(RuleSet::Impl& impl, bool wants_confirm) {
+// The databases compiled into the library with the shipped rules, and their
+// plan's tables, where this CPU can run them. Only for the shipped rules as
+// the library carries them: compiled from the same files by the same build.
+bool load_embedded(RuleSet::Impl& impl) {
   const detail::EmbeddedDatabase e = detail::embedded_database();
-  if (e.stream.empty() || e.digest != impl.digest || e.platform != detail::platform_tag() ||
-      e.confirm.empty() == wants_confirm)
-    return false;
+  if (e.stream.empty() || e.platform != detail::platform_tag()) return false;
   auto deserialize = [](std::string_view bytes) {
     hs_database_t* db = nullptr;
     if (hs_deserialize_database(bytes.data(), bytes.size(), &db) != HS_SUCCESS) return HsDatabase();
     return HsDatabase(db);
   };
+  const bool has_confirm = !e.confirm.empty();
   HsDatabase db = deserialize(e.stream);
-  HsDatabase confirm = wants_confirm ? deserialize(e.confirm) : HsDatabase();
-  if (!db || (wants_confirm && !confirm)) return false;
+  HsDatabase confirm = has_confirm ? deserialize(e.confirm) : HsDatabase();
+  if (!db || (has_confirm && !confirm)) return false;
   impl.db = std::move(db);
   impl.confirm_db = std::move(confirm);
+  impl.digest = e.digest;
+  impl.pattern_rule.assign(e.pattern_rule.begin(), e.pattern_rule.end());
+  impl.confirm.assign(e.confirm_map.begin(), e.confirm_map.end());
   return true;
 }
 
@@ -209,16 +212,16 @@ std::shared_ptr<const RuleSet> RuleSet::build(detail::ParsedRules parsed, const 
     impl->raised_in.push_back(condition(rule.raised_in, "raised_in"));
     impl->unless.push_back(condition(rule.unless, "unless"));
   }
+  if (impl->origin == "builtin" && load_embedded(*impl)) {
+    impl->cache_outcome = CacheOutcome::built_in;
+    return std::shared_ptr<const RuleSet>(new RuleSet(std::move(impl)));
+  }
   const detail::CompilePlan plan = detail::plan_compile(impl->rules);
   impl->digest = compile_digest(plan, impl->rules);
   impl->pattern_rule = plan.pattern_rule;
   impl->confirm = plan.confirm_map;
 
   const bool wants_confirm = !plan.confirm.expressions.empty();
-  if (impl->origin == "builtin" && load_embedded(*impl, wants_confirm)) {
-    impl->cache_outcome = CacheOutcome::built_in;
-    return std::shared_ptr<const RuleSet>(new RuleSet(std::move(impl)));
-  }
   std::filesystem::path dir = cache.dir.empty() ? detail::default_cache_dir() : cache.dir;
   // The block database of confirmed patterns is cached beside the stream one;
   // both must load, or both are compiled again.

@@ -73,10 +73,14 @@ int main(int argc, char** argv) {
       write_array(out, "kStream", stream);
       write_array(out, "kConfirm", confirm);
       write_array(out, "kRules", snapshot);
+      write_array(out, "kConfirmMap", std::string_view(impl.confirm.data(), impl.confirm.size()));
+      out << "const unsigned kPatternRule[] = {";
+      for (const unsigned rule : impl.pattern_rule) out << rule << ",";
+      out << "};\n";
       out << "\n}  // namespace\n\nEmbeddedDatabase embedded_database() {\n"
              "  return {{kDigest, sizeof kDigest - 1}, {kPlatform, sizeof kPlatform - 1},\n"
              "          {kStream, sizeof kStream - 1}, {kConfirm, sizeof kConfirm - 1},\n"
-             "          {kRules, sizeof kRules - 1}};\n"
+             "          {kRules, sizeof kRules - 1}, kPatternRule, {kConfirmMap, sizeof kConfirmMap - 1}};\n"
              "}\n\n}  // namespace gpudiag::detail\n";
       if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
     }

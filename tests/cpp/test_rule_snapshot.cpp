@@ -5,7 +5,9 @@
 
 #include "builtin_rules.hpp"
 #include "embedded_database.hpp"
+#include "rule_compiler.hpp"
 #include "rule_loader.hpp"
+#include "rule_set_impl.hpp"
 #include "rule_snapshot.hpp"
 #include "test_util.hpp"
 
@@ -64,7 +66,7 @@ ParsedRules unusual() {
 
 }  // namespace
 
-TEST(RuleSnapshot, TheLibraryCarriesTheShippedRuleFilesAsParsed) {
+TEST(RuleSnapshot, TheLibraryCarriesTheShippedRuleFilesAsParsedAndPlanned) {
   ASSERT_FALSE(embedded_database().rules.empty());
   const ParsedRules json = parsed_from_json();
   const ParsedRules carried = builtin_rules();
@@ -82,6 +84,10 @@ TEST(RuleSnapshot, TheLibraryCarriesTheShippedRuleFilesAsParsed) {
   EXPECT_TRUE(builtin->taxonomy() == json.catalog.taxonomy);
   EXPECT_TRUE(taxonomy() == json.catalog.taxonomy);
   EXPECT_EQ(builtin->cache_outcome(), CacheOutcome::built_in);
+  // And the compile plan's tables it carries are the plan of those rules.
+  const CompilePlan plan = plan_compile(json.rules);
+  EXPECT_EQ(builtin->impl().pattern_rule, plan.pattern_rule);
+  EXPECT_EQ(builtin->impl().confirm, plan.confirm_map);
 }
 
 TEST(RuleSnapshot, EveryFieldReadsBackAsWritten) {
