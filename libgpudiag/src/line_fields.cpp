@@ -8,12 +8,11 @@
 #include <array>
 #include <utility>
 
+#include "text_util.hpp"
+
 namespace gpudiag::detail {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-// ASCII, whatever the locale: the same bytes read the same everywhere.
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 bool is_name_char(char c) { return is_alnum(c) || c == '_' || c == '.' || c == '-'; }

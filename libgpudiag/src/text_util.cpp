@@ -1,5 +1,7 @@
 #include "text_util.hpp"
 
+#include <cstdint>
+
 namespace gpudiag::detail {
 namespace {
 
@@ -55,6 +57,40 @@ std::string printable(std::string_view utf8) {
     else out += ch;
   }
   return out;
+}
+
+std::from_chars_result read_double(const char* first, const char* last, double& value) {
+  static constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                            1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                            1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const char* p = first;
+  std::uint64_t digits_value = 0;  // wraps past 19 digits, which are not read here
+  int digits = 0, exponent = 0;
+  for (; p != last && is_digit(*p); ++p, ++digits) digits_value = digits_value * 10 + static_cast<unsigned>(*p - '0');
+  if (p != last && *p == '.')
+    for (++p; p != last && is_digit(*p); ++p, ++digits, --exponent)
+      digits_value = digits_value * 10 + static_cast<unsigned>(*p - '0');
+  if (digits == 0 || digits > 19) return std::from_chars(first, last, value);
+  // An exponent only where digits follow its `e` and sign; "2e" is 2.
+  if (p != last && (*p == 'e' || *p == 'E')) {
+    const char* q = p + 1;
+    const bool negative = q != last && *q == '-';
+    if (q != last && (*q == '-' || *q == '+')) ++q;
+    if (q != last && is_digit(*q)) {
+      int written = 0;
+      for (int n = 0; q != last && is_digit(*q); ++q, ++n) {
+        if (n == 4) return std::from_chars(first, last, value);
+        written = written * 10 + (*q - '0');
+      }
+      exponent += negative ? -written : written;
+      p = q;
+    }
+  }
+  if (digits_value > (std::uint64_t{1} << 53) || exponent < -22 || exponent > 22)
+    return std::from_chars(first, last, value);
+  const auto exact = static_cast<double>(digits_value);
+  value = exponent < 0 ? exact / kPowersOfTen[-exponent] : exact * kPowersOfTen[exponent];
+  return {p, std::errc()};
 }
 
 }  // namespace gpudiag::detail

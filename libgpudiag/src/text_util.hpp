@@ -1,5 +1,6 @@
 #pragma once
 
+#include <charconv>
 #include <string>
 #include <string_view>
 
@@ -12,10 +13,20 @@ std::string to_valid_utf8(std::string_view bytes);
 // For a terminal: control characters (NUL, ESC, ...) shown as U+FFFD.
 std::string printable(std::string_view utf8);
 
+// ASCII, whatever the locale: the same bytes read the same everywhere.
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+inline bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
 // An ASCII letter, digit or underscore: a word character, as `\b` takes it
 // without Unicode.
-inline bool is_word_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
+inline bool is_word_char(char c) { return is_alpha(c) || is_digit(c) || c == '_'; }
+
+// std::from_chars for a double (chars_format::general), the same value and
+// end, sooner for what logs print most: a decimal of at most 19 digits with
+// an exponent of at most 22 either way, read as an exact integer and an
+// exact power of ten, one rounded product or quotient (Clinger's fast path,
+// the first that std::from_chars tries too). Anything else goes to
+// std::from_chars.
+std::from_chars_result read_double(const char* first, const char* last, double& value);
 
 }  // namespace gpudiag::detail

@@ -20,8 +20,6 @@ namespace gpudiag::detail {
 namespace {
 
 char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
-bool is_alpha(char c) { c = lower(c); return c >= 'a' && c <= 'z'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool iequals_at(std::string_view s, std::size_t pos, std::string_view word) {
   if (pos + word.size() > s.size()) return false;
@@ -251,7 +249,7 @@ std::optional<double> read_value(std::string_view s, std::size_t pos, std::size_
   }
   if (pos >= s.size() || !(is_digit(s[pos]) || s[pos] == '.')) return std::nullopt;
   double v = 0;
-  auto [ptr, ec] = std::from_chars(s.data() + pos, s.data() + s.size(), v);
+  auto [ptr, ec] = read_double(s.data() + pos, s.data() + s.size(), v);
   if (ec != std::errc()) return std::nullopt;
   std::size_t e = static_cast<std::size_t>(ptr - s.data());
   if (e < s.size() && is_alpha(s[e])) return std::nullopt;  // "8bit", a version, an id
@@ -433,7 +431,7 @@ std::optional<double> number_before(std::string_view s, std::size_t end) {
   std::size_t start = end;
   while (start > 0 && (is_digit(s[start - 1]) || s[start - 1] == '.')) --start;
   double v = 0;
-  if (start == end || std::from_chars(s.data() + start, s.data() + end, v).ec != std::errc())
+  if (start == end || read_double(s.data() + start, s.data() + end, v).ec != std::errc())
     return std::nullopt;
   return v;
 }
@@ -442,7 +440,7 @@ std::optional<double> number_before(std::string_view s, std::size_t end) {
 // `bare_scale` says what a bare number is (0: a unit is required).
 std::optional<double> seconds_at(std::string_view s, std::size_t pos, double bare_scale) {
   double v = 0;
-  auto [ptr, ec] = std::from_chars(s.data() + pos, s.data() + s.size(), v);
+  auto [ptr, ec] = read_double(s.data() + pos, s.data() + s.size(), v);
   if (ec != std::errc() || !std::isfinite(v) || v < 0) return std::nullopt;
   const std::string_view unit = s.substr(static_cast<std::size_t>(ptr - s.data()));
   auto unit_is = [&](std::string_view u) {

@@ -1,8 +1,15 @@
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <charconv>
+#include <cstdint>
+#include <cstdlib>
+#include <iterator>
+#include <random>
 #include <string>
 
 #include "line_fields.hpp"
+#include "text_util.hpp"
 
 using gpudiag::Severity;
 using gpudiag::detail::read_line;
@@ -103,3 +110,59 @@ TEST(LineFields, ReadsSeverityAndMessage) {
 }
 
 }  // namespace
+
+namespace {
+
+// read_double against std::from_chars on `s`: the same error, end and bits.
+void expect_read_as_from_chars(const std::string& s) {
+  double expected = -1, got = -1;
+  const auto a = std::from_chars(s.data(), s.data() + s.size(), expected);
+  const auto b = gpudiag::detail::read_double(s.data(), s.data() + s.size(), got);
+  ASSERT_EQ(a.ec, b.ec) << s;
+  ASSERT_EQ(a.ptr, b.ptr) << s;
+  if (a.ec == std::errc()) {
+    ASSERT_EQ(std::bit_cast<std::uint64_t>(expected), std::bit_cast<std::uint64_t>(got)) << s;
+  }
+}
+
+}  // namespace
+
+TEST(Numbers, ReadAsFromCharsReadsThem) {
+  std::mt19937_64 rng(20261126);
+  auto digits = [&](int n) {
+    std::string d;
+    for (int i = 0; i < n; ++i) d.push_back(static_cast<char>('0' + rng() % 10));
+    return d;
+  };
+  // Decimals as logs print them, on both sides of every bound of the fast
+  // path: 0 to 22 digits, the point anywhere or nowhere, exponents from -30
+  // to 30 with and without a sign, and what may follow a number.
+  const char* tails[] = {"", " ", "e", "E+", "e-", "x", ",", "."};
+  for (int n = 0; n <= 22; ++n)
+    for (int point = -1; point <= n; ++point)
+      for (int round = 0; round < 40; ++round) {
+        std::string s = digits(n);
+        if (point >= 0) s = s.substr(0, static_cast<std::size_t>(point)) + "." + s.substr(static_cast<std::size_t>(point));
+        if (round % 3 == 1) {
+          const int e = static_cast<int>(rng() % 61) - 30;
+          s.push_back(rng() % 2 ? 'e' : 'E');
+          if (e < 0 || rng() % 2) s.push_back(e < 0 ? '-' : '+');
+          s.append(std::to_string(std::abs(e)));
+        }
+        s += tails[rng() % std::size(tails)];
+        expect_read_as_from_chars(s);
+      }
+  // The largest exact integer, one past it, the last exact power of ten, and
+  // 2^64 + 1, which wraps to 1 in 64 bits.
+  for (const char* s : {"18446744073709551617", "1844674407370955161.7", "9007199254740992", "9007199254740993", "9007199254740992e22", "1e22", "1e23",
+                        "0.0000000000000000000001", "123456789012345678.9", "1e00001", "1e0001", ".5", "5.",
+                        "-1", "+1", "", ".", "e5", "0e999999999999", "nan", "inf"})
+    expect_read_as_from_chars(s);
+  // And bytes at random from the characters of a number.
+  const std::string alphabet = "0123456789.eE+-a ";
+  for (int round = 0; round < 200000; ++round) {
+    std::string s(rng() % 28, ' ');
+    for (char& c : s) c = alphabet[rng() % alphabet.size()];
+    expect_read_as_from_chars(s);
+  }
+}
