@@ -475,16 +475,19 @@ namespace {
 // `rules check`: loads a directory, compiles it and runs its examples.
 int check_rules(const po::variables_map& vm) {
   const bool builtin = !vm.count("dir");
-  const std::string dir = builtin ? "the shipped rules" : vm["dir"].as<std::string>();
   std::shared_ptr<const RuleSet> rules;
   try {
     CacheOptions cache;
     cache.enabled = !vm.count("no-cache");
-    rules = builtin ? RuleSet::builtin(cache) : RuleSet::load_dir(dir, cache);
+    rules = builtin ? RuleSet::builtin(cache) : RuleSet::load_dir(vm["dir"].as<std::string>(), cache);
   } catch (const RuleError& e) {
     std::cerr << "gpudiag: " << e.what() << "\n";
     return kUsage;
   }
+  // $GPUDIAG_RULES stands in for the shipped rules: say which were checked.
+  const std::string dir = rules->origin() == "builtin" ? "the shipped rules"
+                          : builtin ? rules->origin() + " ($GPUDIAG_RULES)"
+                                    : rules->origin();
   const auto failures = rules->check_examples();
   for (const auto& f : failures)
     std::cerr << "gpudiag: " << f.file << ": rule " << f.rule_id << ": " << f.problem << "\n";

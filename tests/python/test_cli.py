@@ -146,6 +146,10 @@ def test_rules_list_and_check(cli, cache_env, tmp_path):
     shipped = run(cli, "rules", "check", env=cache_env)
     assert shipped.returncode == 0 and b"examples in the shipped rules" in shipped.stdout
     assert b"no examples" not in shipped.stdout
+    # Rules that $GPUDIAG_RULES puts in their place are named as what they are.
+    instead = run(cli, "rules", "check", env={**cache_env, "GPUDIAG_RULES": str(tmp_path / "good")})
+    assert instead.returncode == 0 and b"ok: 1 rules" in instead.stdout
+    assert f"in {tmp_path / 'good'} ($GPUDIAG_RULES)".encode() in instead.stdout, instead.stdout
 
 
 def test_failing_examples_exit_1_and_name_the_rule(cli, cache_env, tmp_path):
