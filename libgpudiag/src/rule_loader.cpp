@@ -519,7 +519,11 @@ ParsedRules builtin_rules() {
 }
 
 const Catalog& builtin_catalog() {
-  static const Catalog catalog = builtin_rules().catalog;
+  static const Catalog catalog = [] {
+    if (const std::string_view snapshot = embedded_database().rules; !snapshot.empty())
+      return read_snapshot_catalog(snapshot);
+    return builtin_rules().catalog;
+  }();
   return catalog;
 }
 

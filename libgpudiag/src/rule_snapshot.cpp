@@ -31,6 +31,7 @@ template <class Io> void fields(Io& io, ClassInfo& c) {
 template <class Io> void fields(Io& io, FamilyInfo& f) { io(f.id, f.title); }
 template <class Io> void fields(Io& io, Taxonomy& t) { io(t.families, t.classes, t.g15); }
 template <class Io> void fields(Io& io, Catalog& c) { io(c.taxonomy, c.defines); }
+// The catalog first: read_snapshot_catalog reads no further.
 template <class Io> void fields(Io& io, ParsedRules& p) { io(p.catalog, p.rules); }
 
 template <class Io, class T>
@@ -172,6 +173,13 @@ ParsedRules read_snapshot(std::string_view bytes) {
   r(parsed);
   r.finish();
   return parsed;
+}
+
+Catalog read_snapshot_catalog(std::string_view bytes) {
+  Reader r(bytes);
+  Catalog catalog;
+  r(catalog);
+  return catalog;
 }
 
 }  // namespace gpudiag::detail

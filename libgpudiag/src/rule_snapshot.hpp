@@ -17,4 +17,8 @@ std::string write_snapshot(const ParsedRules& parsed);
 // this build of the library.
 ParsedRules read_snapshot(std::string_view bytes);
 
+// Only its declarations (they come first), for what needs no rules: the
+// shipped taxonomy, the base of a rules directory.
+Catalog read_snapshot_catalog(std::string_view bytes);
+
 }  // namespace gpudiag::detail

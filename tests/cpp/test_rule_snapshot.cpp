@@ -78,6 +78,7 @@ TEST(RuleSnapshot, TheLibraryCarriesTheShippedRuleFilesAsParsedAndPlanned) {
     EXPECT_TRUE(carried.catalog.taxonomy.classes[i] == json.catalog.taxonomy.classes[i])
         << json.catalog.taxonomy.classes[i].id;
   EXPECT_TRUE(carried.catalog == json.catalog);
+  EXPECT_TRUE(builtin_catalog() == json.catalog);
   // What the library loads by default is what it carries.
   const auto builtin = RuleSet::builtin(CacheOptions{false, {}});
   EXPECT_TRUE(builtin->rules() == json.rules);
@@ -95,6 +96,7 @@ TEST(RuleSnapshot, EveryFieldReadsBackAsWritten) {
   const std::string bytes = write_snapshot(p);
   const ParsedRules back = read_snapshot(bytes);
   EXPECT_TRUE(back == p);
+  EXPECT_TRUE(read_snapshot_catalog(bytes) == p.catalog);
   // Each field is written: changing any one changes the bytes.
   ParsedRules q = p;
   q.rules[0].examples[0].values[0].second = "2";
