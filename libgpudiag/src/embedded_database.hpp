@@ -13,7 +13,9 @@ namespace gpudiag::detail {
 // compile plan's tables, so that a process neither plans nor hashes them.
 struct EmbeddedDatabase {
   std::string_view digest, platform;
-  std::string_view stream, confirm;  // serialized; confirm empty when none
+  // In-memory images (as hs_deserialize_database_at leaves them), 64-byte
+  // aligned, used in place; confirm empty when none.
+  std::string_view stream, confirm;
   std::string_view rules;
   std::span<const unsigned> pattern_rule;  // CompilePlan::pattern_rule
   std::string_view confirm_map;            // CompilePlan::confirm_map

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -57,14 +58,19 @@ std::string compile_digest(const detail::CompilePlan& plan, const std::vector<Ru
 bool load_embedded(RuleSet::Impl& impl) {
   const detail::EmbeddedDatabase e = detail::embedded_database();
   if (e.stream.empty() || e.platform != detail::platform_tag()) return false;
-  auto deserialize = [](std::string_view bytes) {
-    hs_database_t* db = nullptr;
-    if (hs_deserialize_database(bytes.data(), bytes.size(), &db) != HS_SUCCESS) return HsDatabase();
-    return HsDatabase(db);
+  // The databases are Hyperscan's in-memory images, used where they lie: no
+  // copy, and their checksum is read once, by hs_alloc_scratch (Hyperscan
+  // checks there a database mapped from elsewhere).
+  auto in_place = [](std::string_view image) {
+    if (reinterpret_cast<std::uintptr_t>(image.data()) % 64 != 0) return HsDatabase();
+    auto* db = reinterpret_cast<hs_database_t*>(const_cast<char*>(image.data()));
+    std::size_t size = 0;
+    if (hs_database_size(db, &size) != HS_SUCCESS || size != image.size()) return HsDatabase();
+    return HsDatabase(db, HsDatabaseDeleter{false});
   };
   const bool has_confirm = !e.confirm.empty();
-  HsDatabase db = deserialize(e.stream);
-  HsDatabase confirm = has_confirm ? deserialize(e.confirm) : HsDatabase();
+  HsDatabase db = in_place(e.stream);
+  HsDatabase confirm = has_confirm ? in_place(e.confirm) : HsDatabase();
   if (!db || (has_confirm && !confirm)) return false;
   impl.db = std::move(db);
   impl.confirm_db = std::move(confirm);

@@ -14,8 +14,13 @@
 
 namespace gpudiag {
 
+// Frees a database Hyperscan allocated; one used in place (the library's
+// embedded images, in read-only memory) is not owned.
 struct HsDatabaseDeleter {
-  void operator()(hs_database_t* db) const { hs_free_database(db); }
+  bool owned = true;
+  void operator()(hs_database_t* db) const {
+    if (owned) hs_free_database(db);
+  }
 };
 using HsDatabase = std::unique_ptr<hs_database_t, HsDatabaseDeleter>;
 

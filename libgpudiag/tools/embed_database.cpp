@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "db_cache.hpp"
 #include "gpudiag/rules.hpp"
@@ -29,6 +30,24 @@ std::string serialized(const hs_database_t* db) {
   return std::string(bytes, length);
 }
 
+// The database as it lies in memory once deserialized at a 64-byte aligned
+// address: the library uses it there, in place.
+std::string image(const hs_database_t* db) {
+  if (!db) return {};
+  const std::string bytes = serialized(db);
+  std::size_t size = 0;
+  if (hs_serialized_database_size(bytes.data(), bytes.size(), &size) != HS_SUCCESS)
+    throw std::runtime_error("hs_serialized_database_size failed");
+  struct alignas(64) Line {
+    char b[64];
+  };
+  std::vector<Line> at((size + 63) / 64);
+  auto* placed = reinterpret_cast<hs_database_t*>(at.data());
+  if (hs_deserialize_database_at(bytes.data(), bytes.size(), placed) != HS_SUCCESS)
+    throw std::runtime_error("hs_deserialize_database_at failed");
+  return std::string(reinterpret_cast<const char*>(at.data()), size);
+}
+
 // A string literal of `bytes`, every byte escaped, 32 to a line.
 void write_literal(std::ostream& out, std::string_view bytes) {
   static const char kHex[] = "0123456789abcdef";
@@ -41,8 +60,8 @@ void write_literal(std::ostream& out, std::string_view bytes) {
   out << "\"";
 }
 
-void write_array(std::ostream& out, const char* name, std::string_view bytes) {
-  out << "const char " << name << "[] =\n    ";
+void write_array(std::ostream& out, const char* name, std::string_view bytes, bool aligned = false) {
+  out << (aligned ? "alignas(64) " : "") << "const char " << name << "[] =\n    ";
   write_literal(out, bytes);
   out << ";\n";
 }
@@ -58,8 +77,8 @@ int main(int argc, char** argv) {
     ::unsetenv("GPUDIAG_RULES");  // the shipped rules, whatever the build's environment
     const auto rules = gpudiag::RuleSet::builtin(gpudiag::CacheOptions{false, {}});
     const auto& impl = rules->impl();
-    const std::string stream = serialized(impl.db.get());
-    const std::string confirm = serialized(impl.confirm_db.get());
+    const std::string stream = image(impl.db.get());
+    const std::string confirm = image(impl.confirm_db.get());
     // This tool carries no snapshot: builtin_rules() parses the JSON.
     const std::string snapshot = gpudiag::detail::write_snapshot(gpudiag::detail::builtin_rules());
     const std::string tmp = std::string(argv[1]) + ".tmp";
@@ -70,8 +89,8 @@ int main(int argc, char** argv) {
              "#include \"embedded_database.hpp\"\n\nnamespace gpudiag::detail {\nnamespace {\n\n";
       write_array(out, "kDigest", impl.digest);
       write_array(out, "kPlatform", gpudiag::detail::platform_tag());
-      write_array(out, "kStream", stream);
-      write_array(out, "kConfirm", confirm);
+      write_array(out, "kStream", stream, true);
+      write_array(out, "kConfirm", confirm, true);
       write_array(out, "kRules", snapshot);
       write_array(out, "kConfirmMap", std::string_view(impl.confirm.data(), impl.confirm.size()));
       out << "const unsigned kPatternRule[] = {";
