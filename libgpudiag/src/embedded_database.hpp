@@ -7,12 +7,12 @@ namespace gpudiag::detail {
 
 // The shipped rules' Hyperscan databases, compiled when the library was
 // built, so that the first run on a machine compiles nothing and writes no
-// cache. Used only where the rules' digest and this CPU's platform tag are
-// those they were compiled with; empty in the tool that compiles them.
+// cache. Used only where Hyperscan accepts them on this CPU (it checks the
+// CPU features they were compiled for); empty in the tool that compiles them.
 // `rules`: the rule files themselves, parsed then (write_snapshot); and the
 // compile plan's tables, so that a process neither plans nor hashes them.
 struct EmbeddedDatabase {
-  std::string_view digest, platform;
+  std::string_view digest;
   // In-memory images (as hs_deserialize_database_at leaves them), 64-byte
   // aligned, used in place; confirm empty when none.
   std::string_view stream, confirm;

@@ -77,6 +77,11 @@ class ThreadScratch {
       entries_.erase(entries_.begin());
     }
     Entry e{rules.id, {}};
+    if (const auto [scan, confirm] = rules.spare.take(); scan) {
+      e.scratch = {scan, confirm};
+      entries_.push_back(e);
+      return entries_.back().scratch;
+    }
     if (hs_alloc_scratch(rules.db.get(), &e.scratch.scan) != HS_SUCCESS) throw std::bad_alloc();
     // Confirming runs inside the stream's match callback, while its scratch
     // is in use, so it needs scratch of its own.

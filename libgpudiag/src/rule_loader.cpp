@@ -509,14 +509,16 @@ ParsedRules parse_rule_sources(const std::vector<RuleSet::Source>& sources, cons
   return out;
 }
 
-ParsedRules builtin_rules() {
+ParsedRules builtin_rules(bool examples) {
   if (const std::string_view snapshot = embedded_database().rules; !snapshot.empty())
-    return read_snapshot(snapshot);
+    return examples ? read_snapshot(snapshot) : read_snapshot_rules(snapshot);
   std::vector<RuleSet::Source> sources;
   for (const auto& s : builtin_rule_sources())
     sources.push_back({std::string(s.name), std::string(s.text)});
   return parse_rule_sources(sources, Catalog{});
 }
+
+void builtin_examples(std::vector<Rule>& rules) { read_snapshot_examples(embedded_database().rules, rules); }
 
 const Catalog& builtin_catalog() {
   static const Catalog catalog = [] {

@@ -20,6 +20,7 @@ struct Catalog {
 struct ParsedRules {
   Catalog catalog;
   std::vector<Rule> rules;  // patterns and extracts with their {{defines}} expanded
+  bool examples_deferred = false;  // the rules' examples not read yet (builtin_examples reads them)
 
   bool operator==(const ParsedRules&) const = default;
 };
@@ -33,8 +34,12 @@ ParsedRules parse_rule_sources(const std::vector<RuleSet::Source>& sources, cons
 
 // The rule files built into the library, parsed: read back from the snapshot
 // taken when it was built, or parsed from their JSON where it carries none
-// (the tool that takes it).
-ParsedRules builtin_rules();
+// (the tool that takes it). Without `examples`, the examples may be left
+// unread (examples_deferred), for builtin_examples to read when asked for.
+ParsedRules builtin_rules(bool examples = true);
+
+// Reads the shipped rules' examples into `rules` (builtin_rules(false)'s).
+void builtin_examples(std::vector<Rule>& rules);
 
 // Their declarations, read once.
 const Catalog& builtin_catalog();

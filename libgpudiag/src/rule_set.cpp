@@ -53,11 +53,14 @@ std::string compile_digest(const detail::CompilePlan& plan, const std::vector<Ru
 }
 
 // The databases compiled into the library with the shipped rules, and their
-// plan's tables, where this CPU can run them. Only for the shipped rules as
-// the library carries them: compiled from the same files by the same build.
+// plan's tables, where this CPU can run them: Hyperscan says so as scratch
+// space is allocated for them (it checks the version, the CPU features the
+// databases were compiled for and their checksum there), and that scratch
+// serves the first scan. Only for the shipped rules as the library carries
+// them: compiled from the same files by the same build.
 bool load_embedded(RuleSet::Impl& impl) {
   const detail::EmbeddedDatabase e = detail::embedded_database();
-  if (e.stream.empty() || e.platform != detail::platform_tag()) return false;
+  if (e.stream.empty()) return false;
   // The databases are Hyperscan's in-memory images, used where they lie: no
   // copy, and their checksum is read once, by hs_alloc_scratch (Hyperscan
   // checks there a database mapped from elsewhere).
@@ -72,6 +75,7 @@ bool load_embedded(RuleSet::Impl& impl) {
   HsDatabase db = in_place(e.stream);
   HsDatabase confirm = has_confirm ? in_place(e.confirm) : HsDatabase();
   if (!db || (has_confirm && !confirm)) return false;
+  if (!impl.spare.allocate(db.get(), confirm.get())) return false;
   impl.db = std::move(db);
   impl.confirm_db = std::move(confirm);
   impl.digest = e.digest;
@@ -177,7 +181,16 @@ std::string RuleError::rule_id() const {
 RuleSet::RuleSet(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RuleSet::~RuleSet() = default;
 
-const std::vector<Rule>& RuleSet::rules() const { return impl_->rules; }
+const std::vector<Rule>& RuleSet::Impl::with_examples() const {
+  std::call_once(examples_read, [this] {
+    // Only the examples are written, each a member no other reader touches;
+    // the Impl was built non-const.
+    if (examples_deferred) detail::builtin_examples(const_cast<std::vector<Rule>&>(rules));
+  });
+  return rules;
+}
+
+const std::vector<Rule>& RuleSet::rules() const { return impl_->with_examples(); }
 const Taxonomy& RuleSet::taxonomy() const { return impl_->taxonomy; }
 const std::string& RuleSet::origin() const { return impl_->origin; }
 const std::string& RuleSet::digest() const { return impl_->digest; }
@@ -196,6 +209,7 @@ std::shared_ptr<const RuleSet> RuleSet::build(detail::ParsedRules parsed, const 
   auto impl = std::make_unique<Impl>();
   impl->origin = std::move(origin);
   impl->rules = std::move(parsed.rules);
+  impl->examples_deferred = parsed.examples_deferred;
   std::size_t patterns = 0;
   for (const auto& rule : impl->rules) patterns += rule.patterns.size();
   if (patterns > kMaxPatterns)
@@ -263,13 +277,13 @@ std::shared_ptr<const RuleSet> RuleSet::build(detail::ParsedRules parsed, const 
 
 std::size_t RuleSet::example_count() const {
   std::size_t n = 0;
-  for (const auto& r : impl_->rules) n += r.examples.size();
+  for (const auto& r : impl_->with_examples()) n += r.examples.size();
   return n;
 }
 
 std::vector<RuleSet::ExampleFailure> RuleSet::check_examples() const {
   std::vector<ExampleFailure> failures;
-  const auto& rules = impl_->rules;
+  const auto& rules = impl_->with_examples();
   for (unsigned r = 0; r < rules.size(); ++r) {
     for (const auto& ex : rules[r].examples) {
       HitRecorder hits;
@@ -316,7 +330,7 @@ std::shared_ptr<const RuleSet> RuleSet::load_dir(const std::filesystem::path& di
 
 std::shared_ptr<const RuleSet> RuleSet::builtin(const CacheOptions& cache) {
   if (const char* dir = std::getenv("GPUDIAG_RULES"); dir && *dir) return load_dir(dir, cache);
-  return build(detail::builtin_rules(), cache, "builtin");
+  return build(detail::builtin_rules(false), cache, "builtin");
 }
 
 }  // namespace gpudiag

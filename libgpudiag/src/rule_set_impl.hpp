@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "extractor.hpp"
@@ -24,6 +26,44 @@ struct HsDatabaseDeleter {
 };
 using HsDatabase = std::unique_ptr<hs_database_t, HsDatabaseDeleter>;
 
+// Scratch space allocated as a rule set loads, where allocating it is how
+// the databases are checked (Hyperscan checks their platform and checksum
+// there): the first scan takes it over rather than allocating and checking
+// again. Scratch is not tied to a thread, only used by one at a time.
+class SpareScratch {
+ public:
+  SpareScratch() = default;
+  SpareScratch(const SpareScratch&) = delete;
+  SpareScratch& operator=(const SpareScratch&) = delete;
+  ~SpareScratch() {
+    if (!taken_) {
+      hs_free_scratch(scan_);
+      hs_free_scratch(confirm_);
+    }
+  }
+  // Allocates scratch for both databases (confirm may be null); false, with
+  // nothing kept, where Hyperscan refuses either.
+  bool allocate(const hs_database_t* db, const hs_database_t* confirm) {
+    if (hs_alloc_scratch(db, &scan_) == HS_SUCCESS &&
+        (!confirm || hs_alloc_scratch(confirm, &confirm_) == HS_SUCCESS))
+      return true;
+    hs_free_scratch(scan_);
+    hs_free_scratch(confirm_);
+    scan_ = confirm_ = nullptr;
+    return false;
+  }
+  // The scratch, to the first caller only (it then owns it); nulls after.
+  std::pair<hs_scratch_t*, hs_scratch_t*> take() const {
+    if (!scan_ || taken_.exchange(true)) return {nullptr, nullptr};
+    return {scan_, confirm_};
+  }
+
+ private:
+  hs_scratch_t* scan_ = nullptr;
+  hs_scratch_t* confirm_ = nullptr;
+  mutable std::atomic<bool> taken_{false};
+};
+
 struct RuleSet::Impl {
   // Unique to each rule set loaded in this process (never reused, as an
   // address may be): it keys the per-thread scratch space.
@@ -38,6 +78,13 @@ struct RuleSet::Impl {
   HsDatabase db;                  // streaming, every pattern
   HsDatabase confirm_db;          // block mode: full forms of confirmed patterns, or null
   std::vector<char> confirm;      // Hyperscan expression id -> confirmed per line
+  SpareScratch spare;             // allocated at load, where that checked the databases
+  // The shipped rules' examples are read only when asked for (checking the
+  // rules, listing them): most processes never do, and they are most of the
+  // rules' bytes. Every reader of `examples` goes through with_examples().
+  bool examples_deferred = false;
+  mutable std::once_flag examples_read;
+  const std::vector<Rule>& with_examples() const;
   std::string origin;
   std::string digest;
   CacheOutcome cache_outcome = CacheOutcome::disabled;

@@ -20,7 +20,7 @@ template <class Io> void fields(Io& io, Extraction& e) { io(e.name, e.regex); }
 template <class Io> void fields(Io& io, Example& e) { io(e.line, e.match, e.values); }
 template <class Io> void fields(Io& io, Rule& r) {
   io(r.id, r.cls, r.g15, r.role, r.cascade, r.severity, r.frames, r.raised_in, r.phase, r.unless,
-     r.patterns, r.extract, r.examples, r.description, r.source);
+     r.patterns, r.extract, r.description, r.source);
 }
 template <class Io> void fields(Io& io, ClassInfo& c) {
   io(c.id, c.family, c.owner, c.g15, c.title, c.cause, c.action, c.rerun, c.rerun_note,
@@ -31,8 +31,15 @@ template <class Io> void fields(Io& io, ClassInfo& c) {
 template <class Io> void fields(Io& io, FamilyInfo& f) { io(f.id, f.title); }
 template <class Io> void fields(Io& io, Taxonomy& t) { io(t.families, t.classes, t.g15); }
 template <class Io> void fields(Io& io, Catalog& c) { io(c.taxonomy, c.defines); }
-// The catalog first: read_snapshot_catalog reads no further.
-template <class Io> void fields(Io& io, ParsedRules& p) { io(p.catalog, p.rules); }
+// The catalog first: read_snapshot_catalog reads no further. The examples
+// last, each rule's in turn: read_snapshot_rules stops before them.
+template <class Io> void fields(Io& io, ParsedRules& p) {
+  io(p.catalog, p.rules);
+  examples(io, p.rules);
+}
+template <class Io> void examples(Io& io, std::vector<Rule>& rules) {
+  for (Rule& r : rules) io(r.examples);
+}
 
 template <class Io, class T>
 concept HasFields = requires(Io& io, T& value) { fields(io, value); };
@@ -92,6 +99,7 @@ class Reader {
     in_.remove_prefix(kMagic.size());
   }
   template <class... T> void operator()(T&... values) { (get(values), ...); }
+  std::size_t left() const { return in_.size(); }
   void finish() const {
     if (!in_.empty()) fail("bytes are left over");
   }
@@ -173,6 +181,23 @@ ParsedRules read_snapshot(std::string_view bytes) {
   r(parsed);
   r.finish();
   return parsed;
+}
+
+ParsedRules read_snapshot_rules(std::string_view bytes) {
+  Reader r(bytes);
+  ParsedRules parsed;
+  r(parsed.catalog, parsed.rules);
+  parsed.examples_deferred = true;
+  return parsed;
+}
+
+void read_snapshot_examples(std::string_view bytes, std::vector<Rule>& rules) {
+  Reader r(bytes);
+  ParsedRules skipped;
+  r(skipped.catalog, skipped.rules);
+  if (skipped.rules.size() != rules.size()) throw std::runtime_error("not the rules of this rule snapshot");
+  examples(r, rules);
+  r.finish();
 }
 
 Catalog read_snapshot_catalog(std::string_view bytes) {

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rule_loader.hpp"
 
@@ -16,6 +17,13 @@ std::string write_snapshot(const ParsedRules& parsed);
 // Throws std::runtime_error where `bytes` are not a whole snapshot written by
 // this build of the library.
 ParsedRules read_snapshot(std::string_view bytes);
+
+// Without the rules' examples (they come last: only checking the rules
+// reads them, and they are most of the bytes); examples_deferred is set.
+ParsedRules read_snapshot_rules(std::string_view bytes);
+
+// Reads every rule's examples into `rules`, which read_snapshot_rules gave.
+void read_snapshot_examples(std::string_view bytes, std::vector<Rule>& rules);
 
 // Only its declarations (they come first), for what needs no rules: the
 // shipped taxonomy, the base of a rules directory.

@@ -88,7 +88,6 @@ int main(int argc, char** argv) {
              "// Hyperscan databases, compiled for the machine that built the library.\n"
              "#include \"embedded_database.hpp\"\n\nnamespace gpudiag::detail {\nnamespace {\n\n";
       write_array(out, "kDigest", impl.digest);
-      write_array(out, "kPlatform", gpudiag::detail::platform_tag());
       write_array(out, "kStream", stream, true);
       write_array(out, "kConfirm", confirm, true);
       write_array(out, "kRules", snapshot);
@@ -97,7 +96,7 @@ int main(int argc, char** argv) {
       for (const unsigned rule : impl.pattern_rule) out << rule << ",";
       out << "};\n";
       out << "\n}  // namespace\n\nEmbeddedDatabase embedded_database() {\n"
-             "  return {{kDigest, sizeof kDigest - 1}, {kPlatform, sizeof kPlatform - 1},\n"
+             "  return {{kDigest, sizeof kDigest - 1},\n"
              "          {kStream, sizeof kStream - 1}, {kConfirm, sizeof kConfirm - 1},\n"
              "          {kRules, sizeof kRules - 1}, kPatternRule, {kConfirmMap, sizeof kConfirmMap - 1}};\n"
              "}\n\n}  // namespace gpudiag::detail\n";

@@ -85,6 +85,8 @@ TEST(RuleSnapshot, TheLibraryCarriesTheShippedRuleFilesAsParsedAndPlanned) {
   EXPECT_TRUE(builtin->taxonomy() == json.catalog.taxonomy);
   EXPECT_TRUE(taxonomy() == json.catalog.taxonomy);
   EXPECT_EQ(builtin->cache_outcome(), CacheOutcome::built_in);
+  // Its databases are the images the library carries, used where they lie.
+  EXPECT_EQ(static_cast<const void*>(builtin->impl().db.get()), embedded_database().stream.data());
   // And the compile plan's tables it carries are the plan of those rules.
   const CompilePlan plan = plan_compile(json.rules);
   EXPECT_EQ(builtin->impl().pattern_rule, plan.pattern_rule);
@@ -104,6 +106,35 @@ TEST(RuleSnapshot, EveryFieldReadsBackAsWritten) {
   q = p;
   q.catalog.taxonomy.classes[0].max_steps.reset();
   EXPECT_NE(write_snapshot(q), bytes);
+}
+
+TEST(RuleSnapshot, TheExamplesAreReadOnlyWhenAskedFor) {
+  const ParsedRules p = unusual();
+  const std::string bytes = write_snapshot(p);
+  ParsedRules head = read_snapshot_rules(bytes);
+  EXPECT_TRUE(head.examples_deferred);
+  ASSERT_EQ(head.rules.size(), p.rules.size());
+  EXPECT_TRUE(head.rules[0].examples.empty());
+  read_snapshot_examples(bytes, head.rules);
+  head.examples_deferred = false;
+  EXPECT_TRUE(head == p);
+  std::vector<Rule> fewer(1);
+  EXPECT_THROW(read_snapshot_examples(bytes, fewer), std::runtime_error);
+
+  // The shipped rules load without them; the first look at the rules reads
+  // them, and they are those of the rule files.
+  const auto builtin = RuleSet::builtin(CacheOptions{false, {}});
+  EXPECT_TRUE(builtin->impl().examples_deferred);
+  std::size_t unread = 0;
+  for (const Rule& r : builtin->impl().rules) unread += r.examples.size();
+  EXPECT_EQ(unread, 0u);
+  const ParsedRules json = parsed_from_json();
+  std::size_t in_files = 0;
+  for (const Rule& r : json.rules) in_files += r.examples.size();
+  EXPECT_GT(in_files, 0u);
+  EXPECT_EQ(builtin->example_count(), in_files);
+  EXPECT_TRUE(builtin->impl().rules == json.rules);
+  EXPECT_TRUE(builtin->check_examples().empty());
 }
 
 TEST(RuleSnapshot, OtherBytesAreRefusedNotRead) {
