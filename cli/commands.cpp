@@ -600,8 +600,13 @@ std::shared_ptr<const RuleSet> load_rules(const po::variables_map& vm) {
   CacheOptions cache;
   cache.enabled = !vm.count("no-cache");
   try {
-    if (vm.count("rules")) return RuleSet::load_dir(vm["rules"].as<std::string>(), cache);
-    return RuleSet::builtin(cache);
+    auto rules = vm.count("rules") ? RuleSet::load_dir(vm["rules"].as<std::string>(), cache) : RuleSet::builtin(cache);
+    // Kept until the process exits, which frees them at once: freeing the
+    // rules' thousands of strings one by one cost a small log's call more
+    // than reading it.
+    static auto* const kept = new std::vector<std::shared_ptr<const RuleSet>>;
+    kept->push_back(rules);
+    return rules;
   } catch (const RuleError& e) {
     std::cerr << "gpudiag: " << e.what() << "\n";
     return nullptr;

@@ -3,6 +3,9 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <atomic>
+#include <mutex>
+
 namespace gpudiag::detail {
 
 struct Extractor::Compiled {
@@ -10,7 +13,34 @@ struct Extractor::Compiled {
   int value_group = -1;  // the group number, or -1 when not decided
   bool named = false;    // the value's group is named after it
   std::string problem;
-  ~Compiled() { pcre2_code_free(code); }
+  ~Compiled() {
+    pcre2_code_free(code);
+    pcre2_code_free(jitted.load());
+  }
+
+  // The code to match with: the interpreted one for the first matches, then a
+  // copy compiled by PCRE2's JIT. Compiling costs more than a few interpreted
+  // matches (a small log's extractions run once or twice each: JIT-compiling
+  // them was a tenth of a small log's diagnosis), but many times less than
+  // the matches of a rule that hits on every line of a long log.
+  const pcre2_code* for_match() const {
+    if (const pcre2_code* fast = jitted.load(std::memory_order_acquire)) return fast;
+    if (uses.fetch_add(1, std::memory_order_relaxed) < kInterpreted) return code;
+    // A copy: compiling the code in place could race with a match using it.
+    std::call_once(jit_once, [this] {
+      pcre2_code* copy = pcre2_code_copy(code);
+      if (copy && pcre2_jit_compile(copy, PCRE2_JIT_COMPLETE) == 0) jitted.store(copy, std::memory_order_release);
+      else pcre2_code_free(copy);  // no JIT here: the interpreter goes on
+    });
+    const pcre2_code* fast = jitted.load(std::memory_order_acquire);
+    return fast ? fast : code;
+  }
+
+ private:
+  static constexpr unsigned kInterpreted = 32;
+  mutable std::atomic<unsigned> uses{0};
+  mutable std::once_flag jit_once;
+  mutable std::atomic<pcre2_code*> jitted{nullptr};
 };
 
 Extractor::Extractor(std::string name, std::string regex)
@@ -64,7 +94,6 @@ const Extractor::Compiled& Extractor::compiled() const {
       c->problem = "is not a valid regex: " + std::string(reinterpret_cast<char*>(message)) +
                    " at offset " + std::to_string(offset);
     } else {
-      pcre2_jit_compile(c->code, PCRE2_JIT_COMPLETE);  // falls back to the interpreter
       uint32_t groups = 0;
       pcre2_pattern_info(c->code, PCRE2_INFO_CAPTURECOUNT, &groups);
       c->value_group = named_group(c->code, name_);
@@ -90,7 +119,7 @@ std::optional<std::string> Extractor::find(std::string_view line) const {
   std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(
       pcre2_match_data_create_from_pattern(c.code, nullptr), &pcre2_match_data_free);
   if (!match) return std::nullopt;
-  int rc = pcre2_match(c.code, reinterpret_cast<PCRE2_SPTR>(line.data()), line.size(), 0, 0,
+  int rc = pcre2_match(c.for_match(), reinterpret_cast<PCRE2_SPTR>(line.data()), line.size(), 0, 0,
                        match.get(), bounded());
   if (rc <= 0) return std::nullopt;
   // With duplicate names, the value is in whichever same-named group is set.

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "extractor.hpp"
 #include "test_util.hpp"
 
 using namespace gpudiag;
@@ -289,6 +290,32 @@ TEST(RuleErrors, ARegexThatBacktracksCatastrophicallyIsBounded) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(d.cls, "segfault");  // the filter gave up: the hit stands
   EXPECT_LT(seconds, 5.0);
+}
+
+TEST(Rules, AnExtractionReadsTheSameInterpretedAndCompiled) {
+  // The first matches of an extraction are interpreted, the later ones run
+  // JIT-compiled code: both read the same value out of the same line.
+  const detail::Extractor plain("n", "Tried to allocate ([0-9.]+ [KMGT]?i?B)");
+  const detail::Extractor named("v", "(?:x=(?<v>\\d+)|y=(?<v>[a-z]+))");
+  std::vector<std::string> lines;
+  for (int i = 0; i < 40; ++i) {
+    lines.push_back("Tried to allocate " + std::to_string(i * 7) + "." + std::to_string(i) + " MiB");
+    lines.push_back(i % 2 ? "x=" + std::to_string(i) : "y=" + std::string(1 + i % 5, 'q'));
+    lines.push_back("no value here " + std::to_string(i));
+  }
+  auto read = [&] {
+    std::vector<std::optional<std::string>> out;
+    for (const auto& line : lines) {
+      out.push_back(plain.find(line));
+      out.push_back(named.find(line));
+    }
+    return out;
+  };
+  const auto first = read();  // 120 lines: past the interpreted ones
+  EXPECT_EQ(first[0], "0.0 MiB");
+  EXPECT_EQ(first[3], "q");
+  EXPECT_EQ(first[5], std::nullopt);
+  for (int pass = 0; pass < 3; ++pass) EXPECT_EQ(read(), first);
 }
 
 TEST(RuleErrors, SetsTooLargeToCompileInTimeAreRefused) {
