@@ -9,7 +9,8 @@ Inputs, generated into a temporary folder:
              a CUDA OOM traceback at the end
   nccl       NCCL INFO lines and warnings only
   corpus     the published corpus's 474 logs (../shared), in-process from Python
-  small      one small log from the command line, warm cache
+  small      one small log from the command line, warm cache, started with
+             posix_spawn and reaped (bench/spawn.py), as bench/startup.py does
 Beside each generated log, "matcher alone" is Hyperscan over the shipped
 rules' database with nothing done per match (build/gpudiag_bench's
 BM_MatcherAloneGivenLog, the log in memory): the bound on gpudiag's speed on
@@ -33,6 +34,8 @@ import sys
 import tempfile
 import time
 from typing import Callable, Dict, List, Sequence, Tuple
+
+from spawn import timed
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PUBLISHED_CORPUS = ROOT.parent / "shared" / "corpora" / "gpualert-eval"
@@ -132,18 +135,12 @@ def progress(message: str) -> None:
     print(f"[{time.perf_counter() - STARTED:7.1f} s] {message}", file=sys.stderr, flush=True)
 
 
-def timed(command: Sequence[str], stdout: int = subprocess.DEVNULL, env: Dict[str, str] = None) -> float:
-    start = time.perf_counter()
-    subprocess.run(command, stdout=stdout, stderr=subprocess.DEVNULL, env=env, check=False)
-    return time.perf_counter() - start
-
-
 def paired(commands: Dict[str, List[str]], reps: int) -> Dict[str, float]:
     """Median wall time of each command, the commands alternated in each repetition."""
     times: Dict[str, List[float]] = {name: [] for name in commands}
     for _ in range(reps):
         for name, command in commands.items():
-            times[name].append(timed(command))
+            times[name].append(timed(command, exit_codes=(0, 1)) / 1000)
     return {name: statistics.median(t) for name, t in times.items()}
 
 
@@ -182,6 +179,7 @@ def main() -> None:
     args = parser.parse_args()
     cli = os.environ.get("GPUDIAG_CLI", str(ROOT / "build" / "gpudiag"))
     rg = shutil.which("rg")
+    cat = shutil.which("cat") or "/bin/cat"  # spawned without a PATH search
     rg_args = ["-c", "-i"] + [a for _, p in PUBLISHED_RULES for a in ("-e", p)]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -193,7 +191,7 @@ def main() -> None:
             progress(f"{name}: writing {args.size_mb} MiB")
             write_log(log, args.size_mb << 20, line, tail)
             gb = log.stat().st_size / 1e9
-            commands = {"cat": ["cat", str(log)], "gpudiag": [cli, "diagnose", "-f", "jsonl", str(log)],
+            commands = {"cat": [cat, str(log)], "gpudiag": [cli, "diagnose", "-f", "jsonl", str(log)],
                         "published rules (Python)": [sys.executable, str(published), str(log)]}
             if rg:
                 commands["rg -c, 15 patterns"] = [rg, *rg_args, str(log)]
@@ -218,16 +216,13 @@ def main() -> None:
             for tool, seconds in (("gpudiag", ours), ("published rules (Python)", theirs)):
                 rows.append((f"the {len(corpus)} published logs, in-process", tool, f"{seconds * 1000:.1f} ms",
                              f"{ours / seconds:.3g}"))
-        progress("one small log, 100 runs a repetition")
+        progress("one small log, 100 alternated runs a repetition")
         small = ROOT / "corpus" / "examples" / "segfault_srun.log"
-        many = {"cat": ["cat", str(small)], "gpudiag": [cli, "diagnose", str(small)]}
+        many = {"cat": [cat, str(small)], "gpudiag": [cli, "diagnose", str(small)]}
         times: Dict[str, List[float]] = {k: [] for k in many}
-        for _ in range(args.reps):
+        for _ in range(args.reps * 100):
             for k, command in many.items():
-                start = time.perf_counter()
-                for _ in range(100):
-                    subprocess.run(command, stdout=subprocess.DEVNULL)
-                times[k].append((time.perf_counter() - start) / 100)
+                times[k].append(timed(command) / 1000)
         medians = {k: statistics.median(v) for k, v in times.items()}
         for tool, seconds in medians.items():
             rows.append(("one small log, command line", tool, f"{seconds * 1000:.2f} ms",

@@ -26,9 +26,10 @@ def gpudiag_cli() -> str:
     return path
 
 
-def timed(argv: Sequence[str]) -> float:
+def timed(argv: Sequence[str], exit_codes: Sequence[int] = (0,)) -> float:
     """Milliseconds from spawning `argv` (its output to /dev/null) to reaping
-    it; exits naming the command if it fails."""
+    it; exits naming the command if it ends with a status not in
+    `exit_codes` (`rg -c` ends with 1 where nothing matched)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
         start = time.perf_counter()
@@ -38,6 +39,6 @@ def timed(argv: Sequence[str]) -> float:
         took = (time.perf_counter() - start) * 1000
     finally:
         os.close(devnull)
-    if os.waitstatus_to_exitcode(status) != 0:
+    if os.waitstatus_to_exitcode(status) not in exit_codes:
         sys.exit(f"{_script()}: {' '.join(argv)} exited with {os.waitstatus_to_exitcode(status)}")
     return took
