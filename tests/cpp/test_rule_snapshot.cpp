@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include "builtin_rules.hpp"
@@ -91,6 +92,32 @@ TEST(RuleSnapshot, TheLibraryCarriesTheShippedRuleFilesAsParsedAndPlanned) {
   const CompilePlan plan = plan_compile(json.rules);
   EXPECT_EQ(builtin->impl().pattern_rule, plan.pattern_rule);
   EXPECT_EQ(builtin->impl().confirm, plan.confirm_map);
+}
+
+TEST(RuleSnapshot, ACarriedDatabaseIsCheckedAsItsScratchIsAllocated) {
+  // The check the library relies on before using a carried image in place:
+  // Hyperscan refuses scratch for a database whose bytes were changed.
+  const std::string_view image = embedded_database().stream;
+  struct alignas(64) Line {
+    char b[64];
+  };
+  std::vector<Line> copy((image.size() + 63) / 64);
+  char* bytes = reinterpret_cast<char*>(copy.data());
+  std::memcpy(bytes, image.data(), image.size());
+  auto* db = reinterpret_cast<hs_database_t*>(bytes);
+  {
+    SpareScratch spare;
+    ASSERT_TRUE(spare.allocate(db, nullptr));
+    const auto [scan, confirm] = spare.take();
+    EXPECT_NE(scan, nullptr);
+    EXPECT_EQ(confirm, nullptr);
+    EXPECT_EQ(spare.take().first, nullptr);  // taken once
+    hs_free_scratch(scan);
+  }
+  bytes[image.size() / 2] ^= 0x5a;
+  SpareScratch spare;
+  EXPECT_FALSE(spare.allocate(db, nullptr));
+  EXPECT_EQ(spare.take().first, nullptr);
 }
 
 TEST(RuleSnapshot, EveryFieldReadsBackAsWritten) {
