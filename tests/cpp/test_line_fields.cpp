@@ -166,3 +166,47 @@ TEST(Numbers, ReadAsFromCharsReadsThem) {
     expect_read_as_from_chars(s);
   }
 }
+
+TEST(Text, InvalidUtf8IsReplacedByteByByte) {
+  using gpudiag::detail::to_valid_utf8;
+  const std::string r = "\xEF\xBF\xBD";  // U+FFFD
+  EXPECT_EQ(to_valid_utf8("plain ascii"), "plain ascii");
+  EXPECT_EQ(to_valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+  EXPECT_EQ(to_valid_utf8("a\xFF" "b"), "a" + r + "b");
+  EXPECT_EQ(to_valid_utf8("\xC0\xAF"), r + r);          // overlong
+  EXPECT_EQ(to_valid_utf8("\xED\xA0\x80x"), r + r + r + "x");  // a surrogate
+  EXPECT_EQ(to_valid_utf8("end \xE2\x82"), "end " + r + r);    // cut short
+  EXPECT_EQ(to_valid_utf8(std::string("nul\0here", 8)), std::string("nul\0here", 8));
+  // Against a reading that decodes each sequence and then checks its code
+  // point (not overlong, no surrogate, at most U+10FFFF), on random bytes.
+  auto length = [](std::string_view s, std::size_t i) -> std::size_t {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) return 1;
+    const std::size_t n = c >= 0xF0 && c <= 0xF7 ? 4 : c >= 0xE0 ? (c <= 0xEF ? 3 : 0) : c >= 0xC0 ? 2 : 0;
+    if (n == 0 || i + n > s.size()) return 0;
+    std::uint32_t cp = c & (0x7F >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xC0) != 0x80) return 0;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    const std::uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
+    return n;
+  };
+  auto reference = [&](std::string_view s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size();) {
+      if (const std::size_t n = length(s, i)) out.append(s.substr(i, n)), i += n;
+      else out += r, ++i;
+    }
+    return out;
+  };
+  std::mt19937 rng(7);
+  const char pool[] = {'a', ' ', '\n', '\x80', '\xBF', '\xC3', '\xA9', '\xE2', '\x82', '\xAC', '\xF0', '\x9F', '\xED', '\xFF'};
+  for (int t = 0; t < 20000; ++t) {
+    std::string s(rng() % 12, 'a');
+    for (char& c : s) c = pool[rng() % sizeof pool];
+    ASSERT_EQ(to_valid_utf8(s), reference(s)) << t;
+  }
+}
