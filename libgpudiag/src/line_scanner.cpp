@@ -77,18 +77,10 @@ class ThreadScratch {
       entries_.erase(entries_.begin());
     }
     Entry e{rules.id, {}};
-    if (const auto [scan, confirm] = rules.spare.take(); scan) {
+    if (const auto [scan, confirm] = rules.spare.take(); scan)
       e.scratch = {scan, confirm};
-      entries_.push_back(e);
-      return entries_.back().scratch;
-    }
-    if (hs_alloc_scratch(rules.db.get(), &e.scratch.scan) != HS_SUCCESS) throw std::bad_alloc();
-    // Confirming runs inside the stream's match callback, while its scratch
-    // is in use, so it needs scratch of its own.
-    if (rules.confirm_db && hs_alloc_scratch(rules.confirm_db.get(), &e.scratch.confirm) != HS_SUCCESS) {
-      hs_free_scratch(e.scratch.scan);
+    else if (!allocate_scratch(rules.db.get(), rules.confirm_db.get(), e.scratch.scan, e.scratch.confirm))
       throw std::bad_alloc();
-    }
     entries_.push_back(e);
     return entries_.back().scratch;
   }

@@ -26,6 +26,24 @@ struct HsDatabaseDeleter {
 };
 using HsDatabase = std::unique_ptr<hs_database_t, HsDatabaseDeleter>;
 
+// Scratch space for a stream database and its confirm database (null when
+// none: then `confirm_scratch` stays null). Confirming runs inside the
+// stream's match callback, while the stream's scratch is in use, so it needs
+// scratch of its own. False, with nothing kept, where Hyperscan refuses
+// either (allocating is where it checks a database: version, CPU features,
+// checksum).
+inline bool allocate_scratch(const hs_database_t* db, const hs_database_t* confirm, hs_scratch_t*& scan_scratch,
+                             hs_scratch_t*& confirm_scratch) {
+  scan_scratch = confirm_scratch = nullptr;
+  if (hs_alloc_scratch(db, &scan_scratch) == HS_SUCCESS &&
+      (!confirm || hs_alloc_scratch(confirm, &confirm_scratch) == HS_SUCCESS))
+    return true;
+  hs_free_scratch(scan_scratch);
+  hs_free_scratch(confirm_scratch);
+  scan_scratch = confirm_scratch = nullptr;
+  return false;
+}
+
 // Scratch space allocated as a rule set loads, where allocating it is how
 // the databases are checked (Hyperscan checks their platform and checksum
 // there): the first scan takes it over rather than allocating and checking
@@ -44,13 +62,7 @@ class SpareScratch {
   // Allocates scratch for both databases (confirm may be null); false, with
   // nothing kept, where Hyperscan refuses either.
   bool allocate(const hs_database_t* db, const hs_database_t* confirm) {
-    if (hs_alloc_scratch(db, &scan_) == HS_SUCCESS &&
-        (!confirm || hs_alloc_scratch(confirm, &confirm_) == HS_SUCCESS))
-      return true;
-    hs_free_scratch(scan_);
-    hs_free_scratch(confirm_);
-    scan_ = confirm_ = nullptr;
-    return false;
+    return allocate_scratch(db, confirm, scan_, confirm_);
   }
   // The scratch, to the first caller only (it then owns it); nulls after.
   std::pair<hs_scratch_t*, hs_scratch_t*> take() const {
