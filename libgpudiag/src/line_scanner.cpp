@@ -173,28 +173,33 @@ bool LineScanner::confirmed_on(unsigned pattern, std::string_view line) {
   switch (rules_.confirm[pattern]) {
     case kConfirmNone:
     case kConfirmWordEnd: return true;  // checked as it was reported
-    case kConfirmMessage: return confirmed(pattern, read_line(line).message);
-    default: return confirmed(pattern, line);
+    case kConfirmMessage: return confirmed(pattern, line, 1);
+    default: return confirmed(pattern, line, 0);
   }
 }
 
-bool LineScanner::confirmed(unsigned pattern, std::string_view line) {
-  struct Wanted {
-    unsigned pattern;
-    bool found;
-  } wanted{pattern, false};
-  auto on_confirm = [](unsigned id, unsigned long long, unsigned long long, unsigned,
-                       void* context) -> int {
-    auto* w = static_cast<Wanted*>(context);
-    if (id != w->pattern) return 0;
-    w->found = true;
-    return 1;  // stop: the answer is known
-  };
-  hs_error_t rc = hs_scan(rules_.confirm_db.get(), line.data(), static_cast<unsigned>(line.size()),
-                          0, scratch_.confirm, on_confirm, &wanted);
-  if (rc != HS_SUCCESS && rc != HS_SCAN_TERMINATED)
-    throw std::runtime_error("Hyperscan failed while confirming a match");
-  return wanted.found;
+bool LineScanner::confirmed(unsigned pattern, std::string_view line, int kind) {
+  Confirmed& c = confirmed_[kind];
+  // The same bytes of the same piece (a line cut at a piece's end is another
+  // text, at the same offset, in the next piece).
+  if (c.piece != piece_start_ || c.data != line.data() || c.size != line.size()) {
+    c.piece = piece_start_;
+    c.data = line.data();
+    c.size = line.size();
+    c.patterns.clear();
+    const std::string_view text = kind == 1 ? read_line(line).message : line;
+    auto on_confirm = [](unsigned id, unsigned long long, unsigned long long, unsigned,
+                         void* context) -> int {
+      static_cast<std::vector<unsigned>*>(context)->push_back(id);  // once each: single-match
+      return 0;
+    };
+    if (hs_scan(rules_.confirm_db.get(), text.data(), static_cast<unsigned>(text.size()), 0,
+                scratch_.confirm, on_confirm, &c.patterns) != HS_SUCCESS) {
+      c.piece = ~std::uint64_t{0};
+      throw std::runtime_error("Hyperscan failed while confirming a match");
+    }
+  }
+  return std::find(c.patterns.begin(), c.patterns.end(), pattern) != c.patterns.end();
 }
 
 void LineScanner::report(unsigned pattern, std::uint64_t end) {

@@ -48,9 +48,9 @@ class LineScanner {
   void settle_word_ends(bool boundary);
   // A hit that stands: found on its line, confirmed as the plan says, sent on.
   void deliver(unsigned pattern, std::uint64_t end);
-  // Whether `line`, where the scan found a line_start pattern or a prefilter,
-  // matches the pattern's full form.
-  bool confirmed(unsigned pattern, std::string_view line);
+  // Whether `line` (kind 0), or its message (kind 1), where the scan found
+  // a prefilter or a line_start pattern, matches the pattern's full form.
+  bool confirmed(unsigned pattern, std::string_view line, int kind);
   // Whether a stream hit of `pattern` on `line` stands, confirmed as its
   // compile plan says: not at all, on the line, or on the line's message.
   bool confirmed_on(unsigned pattern, std::string_view line);
@@ -86,6 +86,17 @@ class LineScanner {
   bool tail_truncated_ = false;
 
   std::vector<std::uint64_t> last_line_;  // per rule: line of the last hit
+
+  // The confirm patterns that the text last confirmed matches, per kind (the
+  // line, its message): one line often holds hits of several (a traceback
+  // frame, an exception line), and one scan of it answers for all of them.
+  struct Confirmed {
+    std::uint64_t piece = ~std::uint64_t{0};  // piece_start_ when it was scanned
+    const char* data = nullptr;
+    std::size_t size = 0;
+    std::vector<unsigned> patterns;
+  };
+  Confirmed confirmed_[2];
 };
 
 }  // namespace gpudiag::detail

@@ -375,3 +375,54 @@ TEST(Scanner, TrailingWordBoundaryCheckedAsHyperscanWould) {
   }
   EXPECT_GT(found, 150u);
 }
+
+// One scan of a line answers for every confirmed pattern that hit it (a
+// traceback frame, an exception line): on any text, cut into pieces anywhere,
+// confirmed patterns that share lines find what their unconfirmed forms find
+// (`^` for a line_start pattern, on lines that hold no prefix; the full regex
+// for a prefiltered one), including lines cut at a piece's end, whose two
+// parts lie at one offset in two pieces.
+TEST(Scanner, ConfirmedPatternsSharingALineFindWhatTheirPlainFormsFind) {
+  TempDir confirmed_dir, plain_dir;
+  write_file(confirmed_dir.path() / "r.json", R"json({"rules": [
+    {"id": "boom", "class": "runtime_error", "patterns": [{"regex": "Boom! ", "flags": ["line_start"]}]},
+    {"id": "boom_word", "class": "assertion", "patterns": [{"regex": "Boom! d\\w+", "flags": ["line_start"]}]},
+    {"id": "disk", "class": "file_not_found", "patterns": [{"regex": "disk (?:full|gone)", "prefilter": "disk "}]},
+    {"id": "disk_full", "class": "permission", "patterns": [{"regex": "disk full", "prefilter": "disk "}]}
+  ]})json");
+  write_file(plain_dir.path() / "r.json", R"json({"rules": [
+    {"id": "boom", "class": "runtime_error", "patterns": ["^Boom! "]},
+    {"id": "boom_word", "class": "assertion", "patterns": ["^Boom! d\\w+"]},
+    {"id": "disk", "class": "file_not_found", "patterns": ["disk (?:full|gone)"]},
+    {"id": "disk_full", "class": "permission", "patterns": ["disk full"]}
+  ]})json");
+  const auto confirmed = RuleSet::load_dir(confirmed_dir.path(), CacheOptions{false, {}});
+  const auto plain = RuleSet::load_dir(plain_dir.path(), CacheOptions{false, {}});
+  const std::vector<std::string> words = {"Boom! ", "disk ", "full", "gone", "x", "\n", "\n"};
+  std::mt19937 rng(11);
+  std::size_t found = 0;
+  for (int round = 0; round < 400; ++round) {
+    std::string log;
+    for (std::size_t i = 0, n = rng() % 200; i < n; ++i) log += words[rng() % words.size()];
+    DiagnoseOptions o;
+    o.chunk_size = 64 + rng() % 64;
+    const std::size_t write = 1 + rng() % 100;
+    auto diagnose = [&](const std::shared_ptr<const RuleSet>& rules) {
+      Stream s(rules, o);
+      for (std::size_t i = 0; i < log.size(); i += write) s.write(std::string_view(log).substr(i, write));
+      return s.finish();
+    };
+    const Diagnosis a = diagnose(confirmed), b = diagnose(plain);
+    for (const char* rule : {"boom", "boom_word", "disk", "disk_full"}) {
+      const Evidence* x = find(a, rule);
+      const Evidence* y = find(b, rule);
+      ASSERT_EQ(x == nullptr, y == nullptr) << rule << " " << (x ? x->text : y->text) << "\n" << log;
+      if (!x) continue;
+      ++found;
+      EXPECT_EQ(x->line, y->line) << rule << "\n" << log;
+      EXPECT_EQ(x->count, y->count) << rule << "\n" << log;
+      EXPECT_EQ(x->text, y->text) << rule << "\n" << log;
+    }
+  }
+  EXPECT_GT(found, 600u);
+}
