@@ -7,8 +7,11 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
-#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
+#include <utility>
 
 #include "gpudiag/gpudiag.hpp"
 
@@ -244,6 +247,148 @@ void bind_rules(py::module_& m) {
       });
 }
 
+// Many files on `jobs` threads of its own, started at once, while Python
+// takes the results in input order, a few at a time: the threads never wait
+// for Python (its GIL, its writing) unless a window of results is done and
+// not yet taken, which also bounds the memory however many files there are.
+// An input that could not be read is (None, its error); with `json`, each
+// diagnosis comes with its JSON, serialised on the threads too.
+class FileRun {
+ public:
+  using Task = std::tuple<std::filesystem::path, std::optional<int>, std::optional<std::filesystem::path>>;
+
+  FileRun(std::shared_ptr<RuleSet> rules, std::vector<Task> tasks, unsigned jobs, bool json,
+          std::size_t text_cap, std::uint64_t max_bytes)
+      : rules_(std::move(rules)), tasks_(std::move(tasks)), json_(json), text_cap_(text_cap),
+        max_bytes_(max_bytes), ring_(std::max<std::size_t>(256, 128 * std::size_t{std::max(1u, jobs)})) {
+    const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, jobs), tasks_.size()));
+    try {
+      for (unsigned j = 0; j < threads; ++j) threads_.emplace_back([this] { work(); });
+    } catch (...) {
+      stop();  // the threads started, before the error propagates
+      throw;
+    }
+  }
+  ~FileRun() { stop(); }
+  FileRun(const FileRun&) = delete;
+  FileRun& operator=(const FileRun&) = delete;
+
+  // The next results in order, up to `count` (at least one while any are
+  // left; an empty list when all were taken). Waits with the GIL released,
+  // waking now and then for Python's signals (Ctrl-C). One caller at a time.
+  py::list take(std::size_t count) {
+    std::vector<Slot> got;
+    // A batch at a time: waking for every result would take a core from the
+    // threads each time.
+    const std::size_t batch = std::min({std::max<std::size_t>(count, 1), ring_.size() / 2, tasks_.size() - taken_});
+    while (got.empty() && taken_ < tasks_.size()) {
+      {
+        py::gil_scoped_release release;
+        std::unique_lock lock(mutex_);
+        want_ = taken_ + batch;
+        done_.wait_for(lock, std::chrono::milliseconds(100), [&] { return ready_ >= want_; });
+        want_ = 0;
+        for (; got.size() < batch && taken_ < ready_; ++taken_) got.push_back(std::exchange(slot(taken_), Slot{}));
+        advance_ready();
+      }
+      room_.notify_all();
+      if (got.empty() && PyErr_CheckSignals() != 0) throw py::error_already_set();
+    }
+    py::list out;
+    for (Slot& s : got) {
+      if (s.diagnosis)
+        out.append(py::make_tuple(std::move(*s.diagnosis), json_ ? py::object(py::str(s.text)) : py::none()));
+      else
+        out.append(py::make_tuple(py::none(), py::str(s.text)));
+    }
+    return out;
+  }
+
+  // Stops the threads (those diagnosing finish their file first).
+  void close() {
+    py::gil_scoped_release release;
+    stop();
+  }
+
+ private:
+  struct Slot {
+    std::optional<Diagnosis> diagnosis;
+    std::string text;  // the JSON, or the error
+    bool done = false;
+  };
+
+  Slot& slot(std::size_t i) { return ring_[i % ring_.size()]; }
+
+  // Moves ready_ past the results done since; the ring holds results
+  // taken_ to taken_ + its size (past that, its slots are taken_'s again).
+  void advance_ready() {
+    const std::size_t end = std::min(tasks_.size(), taken_ + ring_.size());
+    while (ready_ < end && slot(ready_).done) ++ready_;
+  }
+
+  void work() {
+    for (;;) {
+      std::size_t i;
+      {
+        std::unique_lock lock(mutex_);
+        room_.wait(lock, [&] { return stopping_ || next_ >= tasks_.size() || next_ < taken_ + ring_.size(); });
+        if (stopping_ || next_ >= tasks_.size()) return;
+        i = next_++;
+      }
+      Slot result = diagnose(tasks_[i]);
+      bool wake = false;
+      {
+        std::lock_guard lock(mutex_);
+        slot(i) = std::move(result);
+        advance_ready();
+        wake = want_ != 0 && ready_ >= want_;
+      }
+      if (wake) done_.notify_one();
+    }
+  }
+
+  Slot diagnose(const Task& task) const {
+    const auto& [path, exit_code, scheduler] = task;
+    Slot s;
+    s.done = true;
+    try {
+      Diagnosis d = diagnose_file(
+          rules_, path, make_options(exit_code, DiagnoseOptions{}.chunk_size, text_cap_, scheduler, max_bytes_));
+      if (json_) s.text = to_json(d);
+      s.diagnosis = std::move(d);
+    } catch (const std::exception& e) {
+      s.text = e.what();
+    }
+    return s;
+  }
+
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    room_.notify_all();
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+  }
+
+  const std::shared_ptr<RuleSet> rules_;
+  const std::vector<Task> tasks_;
+  const bool json_;
+  const std::size_t text_cap_;
+  const std::uint64_t max_bytes_;
+  std::mutex mutex_;
+  std::condition_variable room_;  // a result was taken, or the run stops
+  std::condition_variable done_;  // a result is done
+  std::vector<Slot> ring_;        // result i in ring_[i % size], until taken
+  std::size_t next_ = 0;          // the next task to start
+  std::size_t taken_ = 0;         // results taken
+  std::size_t ready_ = 0;         // results before it are all done
+  std::size_t want_ = 0;          // what the taker waits for ready_ to reach; 0: none
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -318,49 +463,14 @@ PYBIND11_MODULE(_core, m) {
       py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("name") = std::string(),
       py::arg("scheduler") = py::none());
 
-  // Many files on `jobs` threads of its own, the GIL released throughout:
-  // Python's thread pool would hold the GIL between logs. In order; an input
-  // that could not be read is (None, its error); with `json`, each
-  // diagnosis comes with its JSON, serialised on the threads too.
-  m.def(
-      "diagnose_files",
-      [](std::shared_ptr<RuleSet> rules,
-         std::vector<std::tuple<std::filesystem::path, std::optional<int>, std::optional<std::filesystem::path>>> tasks,
-         unsigned jobs, bool json, std::size_t text_cap, std::uint64_t max_bytes) {
-        const std::size_t n = tasks.size();
-        std::vector<std::optional<Diagnosis>> results(n);
-        std::vector<std::string> texts(n);  // the JSON, or the error
-        {
-          py::gil_scoped_release release;
-          std::atomic<std::size_t> next{0};
-          auto work = [&] {
-            for (std::size_t i; (i = next++) < n;) {
-              const auto& [path, exit_code, scheduler] = tasks[i];
-              try {
-                Diagnosis d = diagnose_file(rules, path,
-                                            make_options(exit_code, DiagnoseOptions{}.chunk_size, text_cap, scheduler,
-                                                         max_bytes));
-                if (json) texts[i] = to_json(d);
-                results[i] = std::move(d);
-              } catch (const std::exception& e) {
-                texts[i] = e.what();
-              }
-            }
-          };
-          std::vector<std::thread> threads;
-          for (unsigned j = 1; j < std::max(1u, jobs); ++j) threads.emplace_back(work);
-          work();
-          for (auto& t : threads) t.join();
-        }
-        py::list out;
-        for (std::size_t i = 0; i < n; ++i) {
-          if (results[i]) out.append(py::make_tuple(std::move(*results[i]), json ? py::object(py::str(texts[i])) : py::none()));
-          else out.append(py::make_tuple(py::none(), py::str(texts[i])));
-        }
-        return out;
-      },
-      py::arg("rules"), py::arg("tasks"), py::arg("jobs") = 1, py::arg("json") = false,
-      py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("max_bytes") = 0);
+  py::class_<FileRun>(m, "FileRun",
+                      "Files diagnosed on threads of its own, taken in input order; see FileRun in _core.cpp.")
+      .def(py::init<std::shared_ptr<RuleSet>, std::vector<FileRun::Task>, unsigned, bool, std::size_t,
+                    std::uint64_t>(),
+           py::arg("rules"), py::arg("tasks"), py::arg("jobs") = 1, py::arg("json") = false,
+           py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("max_bytes") = 0)
+      .def("take", &FileRun::take, py::arg("count"))
+      .def("close", &FileRun::close);
 
   m.def(
       "list_logs",

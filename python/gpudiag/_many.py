@@ -178,29 +178,29 @@ def in_order(tasks: Sequence[Task], jobs: Optional[int], rules: Optional[RuleSet
 
 def files_in_order(tasks: Sequence[Task], jobs: int, rules: Optional[RuleSet], bar: Any = None,
                    json: bool = False, max_bytes: Optional[int] = None) -> Iterator[Tuple[Result, Optional[str]]]:
-    """Files diagnosed on ``jobs`` native threads, a chunk at a time, in order:
-    each result with its JSON when ``json`` asks for it. The next chunk is
-    diagnosed while the caller goes through this one."""
+    """Files diagnosed on ``jobs`` native threads, in order: each result with
+    its JSON when ``json`` asks for it. The threads go on with the next files
+    while the caller goes through these."""
     ruleset = (rules or default_rules())._native
-    chunk = 256 * jobs
-    parts = [tasks[start:start + chunk] for start in range(0, len(tasks), chunk)]
-
-    def run(part: Sequence[Task]) -> List[Tuple[Any, Optional[str]]]:
-        native = [(os.fspath(s), code, os.fspath(record) if record is not None else None) for s, code, record in part]
-        return _core.diagnose_files(ruleset, native, jobs, json, max_bytes=max_bytes or 0)
-
-    with ThreadPoolExecutor(max_workers=1) as ahead:
-        coming = ahead.submit(run, parts[0]) if parts else None
-        for i, part in enumerate(parts):
-            done = coming.result()
-            coming = ahead.submit(run, parts[i + 1]) if i + 1 < len(parts) else None
-            for (source, code, _), (diagnosis, text) in zip(part, done):
+    native = [(os.fspath(s), code, os.fspath(record) if record is not None else None) for s, code, record in tasks]
+    run = _core.FileRun(ruleset, native, jobs, json, max_bytes=max_bytes or 0)
+    try:
+        done = 0
+        while True:
+            part = run.take(256)
+            if not part:
+                return
+            for diagnosis, text in part:
+                source, code, _ = tasks[done]
+                done += 1
                 if bar is not None:
                     bar.update(1)
                 if diagnosis is None:
                     yield InputFailure(os.fspath(source), text, code), None
                 else:
                     yield diagnosis, text
+    finally:
+        run.close()
 
 
 def _done(future: "Future[Result]", bar: Any) -> Result:

@@ -76,6 +76,35 @@ def test_a_list_of_paths_bytes_and_pairs(logs):
     assert (paired.path, paired.class_, paired.exit_code) == (str(logs / "segfault_srun.log"), "segfault", 139)
 
 
+def test_many_more_logs_than_are_held_at_once_come_in_order(logs):
+    # The native threads hold a few hundred results ahead of the reader; more
+    # inputs than that, unreadable ones among them, still come in input order.
+    files = sorted(p for p in logs.rglob("*.log") if p.is_file())
+    sources = [str(files[i % len(files)]) if i % 97 else str(logs / f"missing-{i}.log") for i in range(1500)]
+    results = gpudiag.diagnose_many(sources, jobs=3, progress=False)
+    expected = {str(p): gpudiag.diagnose(p).to_json() for p in files}
+    assert len(results) == len(sources)
+    for source, result in zip(sources, results):
+        if source in expected:
+            assert not isinstance(result, gpudiag.InputFailure), result
+            assert result.to_json() == expected[source]
+        else:
+            assert isinstance(result, gpudiag.InputFailure) and result.path == source
+            assert "No such file" in result.error
+
+
+def test_a_run_left_early_stops_its_threads(logs):
+    from gpudiag._many import files_in_order
+    tasks = [(p, None, None) for p in sorted(logs.rglob("*.log"))] * 400
+    threads_before = len(os.listdir("/proc/self/task"))
+    results = files_in_order(tasks, 3, None)
+    first, _ = next(results)
+    assert first.path == str(tasks[0][0])
+    assert len(os.listdir("/proc/self/task")) > threads_before
+    results.close()  # as a loop left with break, or an exception in it
+    assert len(os.listdir("/proc/self/task")) == threads_before
+
+
 def test_to_frame_has_one_row_per_log(logs):
     results = gpudiag.diagnose_many([logs / "nccl_timeout_rank3.log", logs / "nope.log"], progress=False)
     frame = gpudiag.to_frame(results)
