@@ -11,9 +11,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 namespace gpudiag {
@@ -83,6 +85,30 @@ bool binary(const fs::path& file) {
   return control_bytes(read) * 8 >= read.size() && !read.empty();
 }
 
+// Which files are binary, the heads read on a few threads where there are
+// many: opening and reading each file's head is most of listing a folder of
+// small logs, and it waits on the kernel, not on other files.
+std::vector<char> each_binary(const std::vector<fs::path>& files) {
+  std::vector<char> out(files.size());
+  constexpr std::size_t kPerThread = 256;
+  const std::size_t threads = std::min<std::size_t>(
+      {files.size() / kPerThread, std::max(1u, std::thread::hardware_concurrency()), 8});
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t start; (start = next.fetch_add(kPerThread)) < files.size();)
+      for (std::size_t i = start; i < std::min(files.size(), start + kPerThread); ++i) out[i] = binary(files[i]);
+  };
+  std::vector<std::thread> helpers;
+  try {
+    for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had: the ones started and this one do it all.
+  }
+  work();
+  for (auto& h : helpers) h.join();
+  return out;
+}
+
 bool hidden(const fs::path& p) {
   const std::string name = p.filename().string();
   return name.size() > 1 && name[0] == '.' && name != "..";
@@ -131,6 +157,7 @@ FileListing list_logs(const fs::path& dir, const FileFilter& filter) {
     out.problems.push_back(dir.string() + ": " + ec.message());
     return out;
   }
+  std::vector<fs::path> candidates;
   for (; it != end; it.increment(ec)) {
     if (ec) {
       out.problems.push_back(it->path().string() + ": " + ec.message());
@@ -144,11 +171,12 @@ FileListing list_logs(const fs::path& dir, const FileFilter& filter) {
     }
     if (!it->is_regular_file(ec)) continue;
     if (!admitted(filter.globs, p.lexically_relative(dir))) continue;
-    if (binary(p)) {
-      ++out.skipped_binary;
-      continue;
-    }
-    out.files.push_back(p);
+    candidates.push_back(p);
+  }
+  const std::vector<char> binaries = each_binary(candidates);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (binaries[i]) ++out.skipped_binary;
+    else out.files.push_back(std::move(candidates[i]));
   }
   std::sort(out.files.begin(), out.files.end());
   return out;

@@ -233,6 +233,31 @@ TEST(Directories, BinaryIsAnEighthOfControlBytes) {
   }
 }
 
+// A folder of many files has their heads read on several threads: the same
+// files listed, in path order, every binary one left out.
+TEST(Directories, ManyFilesAreListedAsFewAre) {
+  TempDir dir;
+  std::vector<std::filesystem::path> logs;
+  std::size_t binaries = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const auto folder = dir.path() / ("node-" + std::to_string(i % 7));
+    std::filesystem::create_directories(folder);
+    const auto file = folder / (std::to_string(i) + ".out");
+    if (i % 13 == 5) {
+      write_file(file, std::string(64, '\x01'));
+      ++binaries;
+    } else {
+      write_file(file, "step " + std::to_string(i) + " loss 1.5\n");
+      logs.push_back(file);
+    }
+  }
+  std::sort(logs.begin(), logs.end());
+  const FileListing listed = list_logs(dir.path());
+  EXPECT_EQ(listed.files, logs);
+  EXPECT_EQ(listed.skipped_binary, binaries);
+  EXPECT_TRUE(listed.problems.empty());
+}
+
 // Every file below a directory, recursively, in path order, but hidden and
 // binary ones; compressed ones are logs. The globs narrow the set.
 TEST(Directories, ListsTheLogsBelow) {
