@@ -10,6 +10,7 @@ namespace gpudiag::detail {
 
 struct Extractor::Compiled {
   pcre2_code* code = nullptr;
+  uint32_t groups = 0;   // capture groups
   int value_group = -1;  // the group number, or -1 when not decided
   bool named = false;    // the value's group is named after it
   std::string problem;
@@ -79,6 +80,25 @@ pcre2_match_context* bounded() {
   return context;
 }
 
+// One match data block a thread, grown to the most groups a pattern it
+// matched has: a block a match (and the heap frames PCRE2 keeps in it for the
+// next match) was a tenth of the allocations of a small log's diagnosis.
+pcre2_match_data* thread_match_data(uint32_t groups) {
+  struct Held {
+    pcre2_match_data* data = nullptr;
+    uint32_t pairs = 0;
+    ~Held() { pcre2_match_data_free(data); }
+  };
+  thread_local Held held;
+  if (!held.data || held.pairs < groups + 1) {
+    pcre2_match_data_free(held.data);
+    held.pairs = groups + 1;
+    held.data = pcre2_match_data_create(held.pairs, nullptr);
+    if (!held.data) held.pairs = 0;
+  }
+  return held.data;
+}
+
 }  // namespace
 
 const Extractor::Compiled& Extractor::compiled() const {
@@ -94,7 +114,7 @@ const Extractor::Compiled& Extractor::compiled() const {
       c->problem = "is not a valid regex: " + std::string(reinterpret_cast<char*>(message)) +
                    " at offset " + std::to_string(offset);
     } else {
-      uint32_t groups = 0;
+      uint32_t& groups = c->groups;
       pcre2_pattern_info(c->code, PCRE2_INFO_CAPTURECOUNT, &groups);
       c->value_group = named_group(c->code, name_);
       c->named = c->value_group >= 0;
@@ -116,26 +136,27 @@ std::string Extractor::problem() const { return compiled().problem; }
 std::optional<std::string> Extractor::find(std::string_view line) const {
   const Compiled& c = compiled();
   if (c.value_group < 0) return std::nullopt;
-  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(
-      pcre2_match_data_create_from_pattern(c.code, nullptr), &pcre2_match_data_free);
+  pcre2_match_data* match = thread_match_data(c.groups);
   if (!match) return std::nullopt;
   int rc = pcre2_match(c.for_match(), reinterpret_cast<PCRE2_SPTR>(line.data()), line.size(), 0, 0,
-                       match.get(), bounded());
+                       match, bounded());
   if (rc <= 0) return std::nullopt;
   // With duplicate names, the value is in whichever same-named group is set.
-  const int group = c.value_group;
-  if (c.named) {
-    PCRE2_UCHAR* value = nullptr;
-    PCRE2_SIZE length = 0;
-    if (pcre2_substring_get_byname(match.get(), reinterpret_cast<PCRE2_SPTR>(name_.c_str()),
-                                   &value, &length) != 0)
-      return std::nullopt;
-    std::string out(reinterpret_cast<char*>(value), length);
-    pcre2_substring_free(value);
-    return out;
+  const int group = c.named ? pcre2_substring_number_from_name(c.code, reinterpret_cast<PCRE2_SPTR>(name_.c_str()))
+                            : c.value_group;
+  PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match);
+  if (c.named && group == PCRE2_ERROR_NOUNIQUESUBSTRING) {
+    // The first set group of the name, as pcre2_substring_get_byname takes it.
+    PCRE2_SPTR first = nullptr, last = nullptr;
+    const int size = pcre2_substring_nametable_scan(c.code, reinterpret_cast<PCRE2_SPTR>(name_.c_str()), &first, &last);
+    for (PCRE2_SPTR entry = first; size > 0 && entry <= last; entry += size) {
+      const int n = (entry[0] << 8) | entry[1];
+      if (n < rc && ovector[2 * n] != PCRE2_UNSET)
+        return std::string(line.substr(ovector[2 * n], ovector[2 * n + 1] - ovector[2 * n]));
+    }
+    return std::nullopt;
   }
-  if (group >= rc) return std::nullopt;  // the group did not take part
-  PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
+  if (group < 0 || group >= rc) return std::nullopt;  // the group did not take part
   if (ovector[2 * group] == PCRE2_UNSET) return std::nullopt;
   return std::string(line.substr(ovector[2 * group], ovector[2 * group + 1] - ovector[2 * group]));
 }
