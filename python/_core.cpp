@@ -7,6 +7,9 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -273,33 +276,47 @@ class FileRun {
   FileRun(const FileRun&) = delete;
   FileRun& operator=(const FileRun&) = delete;
 
-  // The next results in order, up to `count` (at least one while any are
-  // left; an empty list when all were taken). Waits with the GIL released,
-  // waking now and then for Python's signals (Ctrl-C). One caller at a time.
+  // The next results in order, as (diagnosis, its JSON or None), or (None,
+  // the error) for an input that could not be read; see wait.
   py::list take(std::size_t count) {
-    std::vector<Slot> got;
-    // A batch at a time: waking for every result would take a core from the
-    // threads each time.
-    const std::size_t batch = std::min({std::max<std::size_t>(count, 1), ring_.size() / 2, tasks_.size() - taken_});
-    while (got.empty() && taken_ < tasks_.size()) {
-      {
-        py::gil_scoped_release release;
-        std::unique_lock lock(mutex_);
-        want_ = taken_ + batch;
-        done_.wait_for(lock, std::chrono::milliseconds(100), [&] { return ready_ >= want_; });
-        want_ = 0;
-        for (; got.size() < batch && taken_ < ready_; ++taken_) got.push_back(std::exchange(slot(taken_), Slot{}));
-        advance_ready();
-      }
-      room_.notify_all();
-      if (got.empty() && PyErr_CheckSignals() != 0) throw py::error_already_set();
-    }
     py::list out;
-    for (Slot& s : got) {
+    for (Slot& s : wait(count, false)) {
       if (s.diagnosis)
         out.append(py::make_tuple(std::move(*s.diagnosis), json_ ? py::object(py::str(s.text)) : py::none()));
       else
         out.append(py::make_tuple(py::none(), py::str(s.text)));
+    }
+    return out;
+  }
+
+  // As take, for JSON Lines: the diagnoses' JSON is written to `fd` here, a
+  // line each, in order, and what comes back is (class, owner, read in part)
+  // for each, so that the lines never become Python objects. An input that
+  // could not be read ends the batch as (None, its error), for the caller to
+  // write before it takes more.
+  py::list take_jsonl(std::size_t count, int fd) {
+    if (!json_) throw std::invalid_argument("take_jsonl needs a FileRun made with json=True");
+    std::vector<Slot> got = wait(count, true);
+    std::string lines;
+    py::list out;
+    for (Slot& s : got) {
+      if (!s.diagnosis) {
+        out.append(py::make_tuple(py::none(), py::str(s.text)));
+        continue;
+      }
+      lines += s.text;
+      lines += '\n';
+      out.append(py::make_tuple(s.diagnosis->cls, s.diagnosis->owner, !s.diagnosis->input.damage.empty()));
+    }
+    int error = 0;
+    {
+      py::gil_scoped_release release;
+      error = write_all(fd, lines);
+    }
+    if (error) {
+      errno = error;
+      PyErr_SetFromErrno(PyExc_OSError);
+      throw py::error_already_set();
     }
     return out;
   }
@@ -318,6 +335,43 @@ class FileRun {
   };
 
   Slot& slot(std::size_t i) { return ring_[i % ring_.size()]; }
+
+  // The next results in order, up to `count` (at least one while any are
+  // left; none when all were taken), or up to and with the first input that
+  // could not be read where `to_failure`. Waits with the GIL released,
+  // waking now and then for Python's signals (Ctrl-C). One caller at a time.
+  std::vector<Slot> wait(std::size_t count, bool to_failure) {
+    std::vector<Slot> got;
+    // A batch at a time: waking for every result would take a core from the
+    // threads each time.
+    const std::size_t batch = std::min({std::max<std::size_t>(count, 1), ring_.size() / 2, tasks_.size() - taken_});
+    while (got.empty() && taken_ < tasks_.size()) {
+      {
+        py::gil_scoped_release release;
+        std::unique_lock lock(mutex_);
+        want_ = taken_ + batch;
+        done_.wait_for(lock, std::chrono::milliseconds(100), [&] { return ready_ >= want_; });
+        want_ = 0;
+        while (got.size() < batch && taken_ < ready_ && !(to_failure && !got.empty() && !got.back().diagnosis))
+          got.push_back(std::exchange(slot(taken_++), Slot{}));
+        advance_ready();
+      }
+      room_.notify_all();
+      if (got.empty() && PyErr_CheckSignals() != 0) throw py::error_already_set();
+    }
+    return got;
+  }
+
+  // Writes all of `bytes`; 0, or the errno of the write that failed.
+  static int write_all(int fd, std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return errno;
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return 0;
+  }
 
   // Moves ready_ past the results done since; the ring holds results
   // taken_ to taken_ + its size (past that, its slots are taken_'s again).
@@ -470,6 +524,7 @@ PYBIND11_MODULE(_core, m) {
            py::arg("rules"), py::arg("tasks"), py::arg("jobs") = 1, py::arg("json") = false,
            py::arg("text_cap") = DiagnoseOptions{}.text_cap, py::arg("max_bytes") = 0)
       .def("take", &FileRun::take, py::arg("count"))
+      .def("take_jsonl", &FileRun::take_jsonl, py::arg("count"), py::arg("fd"))
       .def("close", &FileRun::close);
 
   m.def(

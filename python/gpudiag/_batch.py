@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, TextIO
 
-from ._many import _COLUMNS, InputFailure, Result, Task, _progress, _row, _tasks, files_in_order
+from ._many import _COLUMNS, InputFailure, Result, Task, _progress, _row, _tasks, files_in_order, jsonl_in_order
 from ._taxonomy import taxonomy
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -162,6 +162,26 @@ class _Writer:
             if len(self._rows) >= 1000:
                 self._flush_parquet()
 
+    def native_fd(self) -> Optional[int]:
+        """The file descriptor JSON Lines can be written to directly, this
+        writer's buffer flushed first; None where the output is no file (a
+        stream in memory)."""
+        if self.fmt != "jsonl" or self._out is None:
+            return None
+        try:
+            fd = self._out.fileno()
+        except (AttributeError, OSError, ValueError):
+            return None
+        self._out.flush()
+        return fd
+
+    def write_failure(self, failure: InputFailure) -> None:
+        """An input that could not be read, written at once (native writes
+        to the same file come after it)."""
+        self.write(failure)
+        assert self._out is not None
+        self._out.flush()
+
     def _flush_parquet(self) -> None:
         if self._rows:
             self._parquet.write_table(self._pa.Table.from_pylist(self._rows, schema=self._schema))
@@ -195,9 +215,12 @@ class _Summary:
         if isinstance(result, InputFailure):
             self.unreadable += 1
             return
-        self.classes[result.class_] += 1
-        self.owners[result.owner] += 1
-        self.damaged += result.input.damage is not None
+        self.add_row(result.class_, result.owner, result.input.damage is not None)
+
+    def add_row(self, class_: str, owner: str, damaged: bool) -> None:
+        self.classes[class_] += 1
+        self.owners[owner] += 1
+        self.damaged += damaged
 
     def render(self, seconds: float, skipped: int) -> str:
         total = sum(self.classes.values()) + self.unreadable
@@ -253,11 +276,20 @@ def run(argv: Sequence[str]) -> int:
     summary = _Summary()
     bar = _progress(len(todo), args.progress)
     start = time.perf_counter()
+    fd = writer.native_fd()
     try:
-        for result, text in files_in_order(todo, args.jobs, None, bar, json=fmt == "jsonl",
-                                           max_bytes=args.max_bytes):
-            writer.write(result, text)
-            summary.add(result)
+        if fd is not None:
+            # JSON Lines into a file or a pipe: written by the native side.
+            for row in jsonl_in_order(todo, args.jobs, fd, writer.write_failure, bar, max_bytes=args.max_bytes):
+                if isinstance(row, InputFailure):
+                    summary.add(row)
+                else:
+                    summary.add_row(*row)
+        else:
+            for result, text in files_in_order(todo, args.jobs, None, bar, json=fmt == "jsonl",
+                                               max_bytes=args.max_bytes):
+                writer.write(result, text)
+                summary.add(result)
     finally:
         if bar is not None:
             bar.close()

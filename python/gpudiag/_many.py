@@ -203,6 +203,37 @@ def files_in_order(tasks: Sequence[Task], jobs: int, rules: Optional[RuleSet], b
         run.close()
 
 
+def jsonl_in_order(tasks: Sequence[Task], jobs: int, fd: int, write_failure: Any, bar: Any = None,
+                   max_bytes: Optional[int] = None) -> Iterator[Union[Tuple[str, str, bool], InputFailure]]:
+    """As ``files_in_order`` with JSON, the JSON written by the native threads'
+    caller straight to the file descriptor ``fd``, a line each in input order,
+    never made a Python string. Yields (class, owner, read in part) for each
+    diagnosis, and the ``InputFailure`` of an input that could not be read,
+    after ``write_failure`` wrote it (its line lies between its neighbours')."""
+    ruleset = default_rules()._native
+    native = [(os.fspath(s), code, os.fspath(record) if record is not None else None) for s, code, record in tasks]
+    run = _core.FileRun(ruleset, native, jobs, True, max_bytes=max_bytes or 0)
+    try:
+        done = 0
+        while True:
+            part = run.take_jsonl(256, fd)
+            if not part:
+                return
+            if bar is not None:
+                bar.update(len(part))
+            for row in part:
+                source, code, _ = tasks[done]
+                done += 1
+                if row[0] is None:
+                    failure = InputFailure(os.fspath(source), row[1], code)
+                    write_failure(failure)
+                    yield failure
+                else:
+                    yield row
+    finally:
+        run.close()
+
+
 def _done(future: "Future[Result]", bar: Any) -> Result:
     result = future.result()
     if bar is not None:

@@ -146,3 +146,41 @@ def test_a_size_limit_applies_to_every_input(cli, cache_env, jobs, tmp_path):
 def gpudiag_many(root):
     import gpudiag
     return gpudiag.diagnose_many(root, max_bytes=2048, progress=False)
+
+
+def test_json_lines_written_natively_hold_each_input_in_order(cli, cache_env, jobs, tmp_path):
+    # More inputs than the native threads hold at once, unreadable ones among
+    # them: a file and a pipe get the same lines, each diagnosis's the JSON of
+    # diagnosing it alone, each unreadable input's {"path", "error", "exit_code"}
+    # in its place, and the summary counts them all.
+    import gpudiag
+    root, _ = jobs
+    logs = sorted(str(p) for p in root.glob("*.log"))
+    rows = [(logs[i % len(logs)], "") if i % 83 else (str(root / f"gone-{i}.log"), "3") for i in range(700)]
+    manifest = tmp_path / "many.csv"
+    manifest.write_text("path,exit_code\n" + "".join(f"{p},{code}\n" for p, code in rows))
+    out = tmp_path / "many.jsonl"
+    to_file = batch(cli, "-j", "3", "-o", str(out), str(manifest), env=cache_env)
+    to_pipe = batch(cli, "-j", "3", str(manifest), env=cache_env)
+    assert to_file.returncode == to_pipe.returncode == 1, to_file.stderr
+    assert out.read_text() == to_pipe.stdout
+    lines = to_pipe.stdout.splitlines()
+    alone = {p: gpudiag.diagnose(p).to_json() for p in logs}
+    assert len(lines) == len(rows)
+    for (path, code), line in zip(rows, lines):
+        if code:
+            assert json.loads(line) == {"path": path, "error": f"{path}: No such file or directory", "exit_code": 3}
+        else:
+            assert line == alone[path]
+    failures = sum(1 for _, code in rows if code)
+    assert f"{len(rows) - failures} diagnosed, {failures} unreadable" in to_file.stderr
+
+
+def test_json_lines_to_a_stream_in_memory_are_the_same(cli, cache_env, jobs, capsys):
+    # Where standard output is no file (a notebook's, a test's), the lines are
+    # written from Python, the same ones.
+    from gpudiag._batch import main
+    root, _ = jobs
+    native = batch(cli, "-j", "2", str(root), env=cache_env).stdout
+    assert main(["--no-progress", "-j", "2", str(root)]) == 1  # 1003.out.gz is truncated
+    assert capsys.readouterr().out == native
