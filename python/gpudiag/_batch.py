@@ -49,7 +49,8 @@ examples:
   gpudiag batch -g '*.out' jobs/ | jq -r '[.path, .class] | @tsv'
 
 exit status: 0 every input read; 1 an input could not be read, or only in
-part (its row says so; the others are still written); 2 a usage error.
+part (its row says so; the others are still written); 2 a usage error; 130
+interrupted (Ctrl-C): the rows written so far stay, and --resume goes on.
 """
 
 
@@ -277,6 +278,7 @@ def run(argv: Sequence[str]) -> int:
     bar = _progress(len(todo), args.progress)
     start = time.perf_counter()
     fd = writer.native_fd()
+    interrupted = False
     try:
         if fd is not None:
             # JSON Lines into a file or a pipe: written by the native side.
@@ -290,11 +292,17 @@ def run(argv: Sequence[str]) -> int:
                                                max_bytes=args.max_bytes):
                 writer.write(result, text)
                 summary.add(result)
+    except KeyboardInterrupt:
+        interrupted = True  # Ctrl-C: the rows so far stay written, the summary says what they hold
     finally:
         if bar is not None:
             bar.close()
         writer.close()
     sys.stderr.write(summary.render(time.perf_counter() - start, len(tasks) - len(todo)))
+    if interrupted:
+        print("gpudiag batch: interrupted" + (f"; the rows written so far are in {args.output}, and --resume "
+                                             "goes on from there" if args.output else ""), file=sys.stderr)
+        return 130
     return 1 if summary.unreadable or summary.damaged else 0
 
 

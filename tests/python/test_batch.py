@@ -184,3 +184,32 @@ def test_json_lines_to_a_stream_in_memory_are_the_same(cli, cache_env, jobs, cap
     native = batch(cli, "-j", "2", str(root), env=cache_env).stdout
     assert main(["--no-progress", "-j", "2", str(root)]) == 1  # 1003.out.gz is truncated
     assert capsys.readouterr().out == native
+
+
+def test_ctrl_c_keeps_the_rows_written_and_resume_finishes_the_rest(cli, cache_env, tmp_path):
+    import signal
+    import time
+    logs = tmp_path / "many"
+    logs.mkdir()
+    examples = sorted(EXAMPLES.glob("*.log"))
+    for i in range(6000):
+        (logs / f"{i:05d}.log").write_bytes(examples[i % len(examples)].read_bytes())
+    out = tmp_path / "rows.jsonl"
+    command = [cli, "batch", "--no-progress", "-j", "2", "-o", str(out), str(logs)]
+    env = dict(cache_env, GPUDIAG_PYTHON=sys.executable)
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 60
+    while run.poll() is None and (not out.exists() or out.stat().st_size == 0) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    if run.poll() is not None:
+        pytest.skip("the batch ended before it could be interrupted")
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == 130, stderr
+    assert "interrupted; the rows written so far are in" in stderr and "Traceback" not in stderr
+    written = [json.loads(line)["path"] for line in out.read_text().splitlines()]
+    expected = sorted(str(p) for p in logs.iterdir())
+    assert 0 < len(written) < len(expected) and written == expected[: len(written)]
+    again = subprocess.run(command + ["--resume"], capture_output=True, text=True, env=env, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert [json.loads(line)["path"] for line in out.read_text().splitlines()] == expected
