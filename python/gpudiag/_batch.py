@@ -50,7 +50,8 @@ examples:
 
 exit status: 0 every input read; 1 an input could not be read, or only in
 part (its row says so; the others are still written); 2 a usage error; 130
-interrupted (Ctrl-C): the rows written so far stay, and --resume goes on.
+interrupted (Ctrl-C): the rows written so far stay, and --resume goes on;
+141 the reader of standard output went away (| head).
 """
 
 
@@ -278,7 +279,7 @@ def run(argv: Sequence[str]) -> int:
     bar = _progress(len(todo), args.progress)
     start = time.perf_counter()
     fd = writer.native_fd()
-    interrupted = False
+    interrupted = broken = False
     try:
         if fd is not None:
             # JSON Lines into a file or a pipe: written by the native side.
@@ -294,10 +295,20 @@ def run(argv: Sequence[str]) -> int:
                 summary.add(result)
     except KeyboardInterrupt:
         interrupted = True  # Ctrl-C: the rows so far stay written, the summary says what they hold
+    except BrokenPipeError:
+        broken = True  # the reader went away (`| head`)
     finally:
         if bar is not None:
             bar.close()
-        writer.close()
+        try:
+            writer.close()
+        except BrokenPipeError:
+            broken = True
+    if broken:
+        # Quietly, as a command that SIGPIPE ends; what Python still holds for
+        # standard output goes nowhere at exit, instead of to a closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     sys.stderr.write(summary.render(time.perf_counter() - start, len(tasks) - len(todo)))
     if interrupted:
         print("gpudiag batch: interrupted" + (f"; the rows written so far are in {args.output}, and --resume "

@@ -213,3 +213,21 @@ def test_ctrl_c_keeps_the_rows_written_and_resume_finishes_the_rest(cli, cache_e
     again = subprocess.run(command + ["--resume"], capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0, again.stderr
     assert [json.loads(line)["path"] for line in out.read_text().splitlines()] == expected
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_a_reader_that_goes_away_ends_the_batch_quietly(cli, cache_env, tmp_path, fmt):
+    # `gpudiag batch DIR | head -1`: status 141, as a command that SIGPIPE
+    # ends, and nothing on stderr.
+    logs = tmp_path / "many"
+    logs.mkdir()
+    examples = sorted(EXAMPLES.glob("*.log"))
+    for i in range(3000):
+        (logs / f"{i:05d}.log").write_bytes(examples[i % len(examples)].read_bytes())
+    run = subprocess.Popen([cli, "batch", "--no-progress", "-f", fmt, str(logs)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=dict(cache_env, GPUDIAG_PYTHON=sys.executable))
+    assert run.stdout.readline()
+    run.stdout.close()
+    stderr = run.stderr.read().decode()
+    assert run.wait(timeout=120) == 141, stderr
+    assert stderr == ""
