@@ -187,29 +187,40 @@ def test_json_lines_to_a_stream_in_memory_are_the_same(cli, cache_env, jobs, cap
 
 
 def test_ctrl_c_keeps_the_rows_written_and_resume_finishes_the_rest(cli, cache_env, tmp_path):
+    # The batch is held at a named pipe halfway (a log still being written):
+    # the rows before it are out, Ctrl-C comes, then the pipe ends.
     import signal
     import time
     logs = tmp_path / "many"
     logs.mkdir()
     examples = sorted(EXAMPLES.glob("*.log"))
-    for i in range(6000):
-        (logs / f"{i:05d}.log").write_bytes(examples[i % len(examples)].read_bytes())
+    names = [f"{i:05d}.log" for i in range(2000)]
+    for i, name in enumerate(names):
+        (logs / name).write_bytes(examples[i % len(examples)].read_bytes())
+    held = logs / "01000.log"
+    held.unlink()
+    os.mkfifo(held)
+    manifest = logs / "jobs.csv"
+    manifest.write_text("path\n" + "".join(f"{name}\n" for name in names))
     out = tmp_path / "rows.jsonl"
-    command = [cli, "batch", "--no-progress", "-j", "2", "-o", str(out), str(logs)]
+    command = [cli, "batch", "--no-progress", "-j", "2", "-o", str(out), str(manifest)]
     env = dict(cache_env, GPUDIAG_PYTHON=sys.executable)
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    deadline = time.monotonic() + 60
-    while run.poll() is None and (not out.exists() or out.stat().st_size == 0) and time.monotonic() < deadline:
-        time.sleep(0.005)
-    if run.poll() is not None:
-        pytest.skip("the batch ended before it could be interrupted")
+    deadline = time.monotonic() + 120
+    while (not out.exists() or out.read_text().count("\n") < 1000) and time.monotonic() < deadline:
+        assert run.poll() is None, run.communicate()
+        time.sleep(0.01)
     run.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    with open(held, "w"):
+        pass  # the pipe ends: the thread reading it finishes
     _, stderr = run.communicate(timeout=60)
     assert run.returncode == 130, stderr
     assert "interrupted; the rows written so far are in" in stderr and "Traceback" not in stderr
-    written = [json.loads(line)["path"] for line in out.read_text().splitlines()]
-    expected = sorted(str(p) for p in logs.iterdir())
-    assert 0 < len(written) < len(expected) and written == expected[: len(written)]
+    expected = [str(logs / name) for name in names]
+    assert [json.loads(line)["path"] for line in out.read_text().splitlines()] == expected[:1000]
+    held.unlink()
+    held.write_bytes(examples[0].read_bytes())
     again = subprocess.run(command + ["--resume"], capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0, again.stderr
     assert [json.loads(line)["path"] for line in out.read_text().splitlines()] == expected
