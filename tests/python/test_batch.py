@@ -205,7 +205,10 @@ def test_ctrl_c_keeps_the_rows_written_and_resume_finishes_the_rest(cli, cache_e
     out = tmp_path / "rows.jsonl"
     command = [cli, "batch", "--no-progress", "-j", "2", "-o", str(out), str(manifest)]
     env = dict(cache_env, GPUDIAG_PYTHON=sys.executable)
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # Ctrl-C's default action, whatever this process inherited (a job started
+    # in the background of a script ignores SIGINT, and so would the batch).
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while (not out.exists() or out.read_text().count("\n") < 1000) and time.monotonic() < deadline:
         assert run.poll() is None, run.communicate()
