@@ -141,23 +141,18 @@ std::optional<std::string> Extractor::find(std::string_view line) const {
   int rc = pcre2_match(c.for_match(), reinterpret_cast<PCRE2_SPTR>(line.data()), line.size(), 0, 0,
                        match, bounded());
   if (rc <= 0) return std::nullopt;
-  // With duplicate names, the value is in whichever same-named group is set.
-  const int group = c.named ? pcre2_substring_number_from_name(c.code, reinterpret_cast<PCRE2_SPTR>(name_.c_str()))
-                            : c.value_group;
-  PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match);
-  if (c.named && group == PCRE2_ERROR_NOUNIQUESUBSTRING) {
-    // The first set group of the name, as pcre2_substring_get_byname takes it.
+  // The value's group, if it took part; with duplicate names, the first of
+  // them that did (as pcre2_substring_get_byname takes it).
+  const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match);
+  auto set = [&](int n) { return n < rc && ovector[2 * n] != PCRE2_UNSET; };
+  int group = set(c.value_group) ? c.value_group : -1;
+  if (c.named) {
     PCRE2_SPTR first = nullptr, last = nullptr;
     const int size = pcre2_substring_nametable_scan(c.code, reinterpret_cast<PCRE2_SPTR>(name_.c_str()), &first, &last);
-    for (PCRE2_SPTR entry = first; size > 0 && entry <= last; entry += size) {
-      const int n = (entry[0] << 8) | entry[1];
-      if (n < rc && ovector[2 * n] != PCRE2_UNSET)
-        return std::string(line.substr(ovector[2 * n], ovector[2 * n + 1] - ovector[2 * n]));
-    }
-    return std::nullopt;
+    for (PCRE2_SPTR entry = first; group < 0 && size > 0 && entry <= last; entry += size)
+      if (const int n = (entry[0] << 8) | entry[1]; set(n)) group = n;
   }
-  if (group < 0 || group >= rc) return std::nullopt;  // the group did not take part
-  if (ovector[2 * group] == PCRE2_UNSET) return std::nullopt;
+  if (group < 0) return std::nullopt;
   return std::string(line.substr(ovector[2 * group], ovector[2 * group + 1] - ovector[2 * group]));
 }
 

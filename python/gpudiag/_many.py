@@ -15,7 +15,7 @@ import sys
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._diagnose import Source, _check_max_bytes, diagnose
@@ -177,62 +177,58 @@ def in_order(tasks: Sequence[Task], jobs: Optional[int], rules: Optional[RuleSet
             yield _done(pending.popleft(), bar)
 
 
-def files_in_order(tasks: Sequence[Task], jobs: int, rules: Optional[RuleSet], bar: Any = None,
-                   json: bool = False, max_bytes: Optional[int] = None) -> Iterator[Tuple[Result, Optional[str]]]:
-    """Files diagnosed on ``jobs`` native threads, in order: each result with
-    its JSON when ``json`` asks for it. The threads go on with the next files
-    while the caller goes through these."""
+def _file_run(tasks: Sequence[Task], jobs: int, rules: Optional[RuleSet], json: bool,
+              max_bytes: Optional[int], take: Callable[[Any], List[Any]]) -> Iterator[Tuple[Task, Any]]:
+    """Each task with what ``take`` (a FileRun's take or take_jsonl) gives
+    for it, in order: the files diagnosed on ``jobs`` native threads, which
+    go on with the next files while the caller goes through these."""
     ruleset = (rules or default_rules())._native
     native = [(os.fspath(s), code, os.fspath(record) if record is not None else None) for s, code, record in tasks]
     run = _core.FileRun(ruleset, native, jobs, json, max_bytes=max_bytes or 0)
     try:
         done = 0
         while True:
-            part = run.take(256)
+            part = take(run)
             if not part:
                 return
-            for diagnosis, text in part:
-                source, code, _ = tasks[done]
+            for item in part:
+                yield tasks[done], item
                 done += 1
-                if bar is not None:
-                    bar.update(1)
-                if diagnosis is None:
-                    yield InputFailure(os.fspath(source), text, code), None
-                else:
-                    yield diagnosis, text
     finally:
         run.close()
+
+
+def files_in_order(tasks: Sequence[Task], jobs: int, rules: Optional[RuleSet], bar: Any = None,
+                   json: bool = False, max_bytes: Optional[int] = None) -> Iterator[Tuple[Result, Optional[str]]]:
+    """Files diagnosed on ``jobs`` native threads, in order: each result with
+    its JSON when ``json`` asks for it."""
+    for (source, code, _), (diagnosis, text) in _file_run(tasks, jobs, rules, json, max_bytes,
+                                                          lambda run: run.take(256)):
+        if bar is not None:
+            bar.update(1)
+        if diagnosis is None:
+            yield InputFailure(os.fspath(source), text, code), None
+        else:
+            yield diagnosis, text
 
 
 def jsonl_in_order(tasks: Sequence[Task], jobs: int, fd: int, write_failure: Any, bar: Any = None,
                    max_bytes: Optional[int] = None) -> Iterator[Union[Tuple[str, str, bool], InputFailure]]:
-    """As ``files_in_order`` with JSON, the JSON written by the native threads'
-    caller straight to the file descriptor ``fd``, a line each in input order,
-    never made a Python string. Yields (class, owner, read in part) for each
+    """As ``files_in_order`` with JSON, the JSON written by the native side
+    straight to the file descriptor ``fd``, a line each in input order, never
+    made a Python string. Yields (class, owner, read in part) for each
     diagnosis, and the ``InputFailure`` of an input that could not be read,
     after ``write_failure`` wrote it (its line lies between its neighbours')."""
-    ruleset = default_rules()._native
-    native = [(os.fspath(s), code, os.fspath(record) if record is not None else None) for s, code, record in tasks]
-    run = _core.FileRun(ruleset, native, jobs, True, max_bytes=max_bytes or 0)
-    try:
-        done = 0
-        while True:
-            part = run.take_jsonl(256, fd)
-            if not part:
-                return
-            if bar is not None:
-                bar.update(len(part))
-            for row in part:
-                source, code, _ = tasks[done]
-                done += 1
-                if row[0] is None:
-                    failure = InputFailure(os.fspath(source), row[1], code)
-                    write_failure(failure)
-                    yield failure
-                else:
-                    yield row
-    finally:
-        run.close()
+    for (source, code, _), row in _file_run(tasks, jobs, None, True, max_bytes,
+                                            lambda run: run.take_jsonl(256, fd)):
+        if bar is not None:
+            bar.update(1)
+        if row[0] is None:
+            failure = InputFailure(os.fspath(source), row[1], code)
+            write_failure(failure)
+            yield failure
+        else:
+            yield row
 
 
 def _done(future: "Future[Result]", bar: Any) -> Result:
