@@ -19,6 +19,8 @@ struct EmbeddedDatabase {
   std::string_view rules;
   std::span<const unsigned> pattern_rule;  // CompilePlan::pattern_rule
   std::string_view confirm_map;            // CompilePlan::confirm_map
+  std::string_view line_scope;             // CompilePlan::line_scope
+  bool line_local = false;                 // CompilePlan::line_local
 };
 EmbeddedDatabase embedded_database();
 

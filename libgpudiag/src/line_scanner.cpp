@@ -96,8 +96,154 @@ class ThreadScratch {
 
 thread_local ThreadScratch thread_scratch;
 
-LineScanner::LineScanner(const RuleSet::Impl& rules, MatchSink& sink, std::size_t text_cap)
-    : rules_(rules), sink_(sink), text_cap_(std::max<std::size_t>(text_cap, 16)),
+namespace {
+
+// Lines longer than this are scanned each time (a few per log at most).
+constexpr std::size_t kMaxLayoutLine = 4096;
+
+// A line's layout: its bytes with every digit read as '0'. Sixteen bytes at
+// a time where they lie in memory; a line of fewer is read into a copy.
+#if defined(__SSE2__)
+inline __m128i layout_block(const char* at) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+  const __m128i zero = _mm_set1_epi8('0');
+  const __m128i value = _mm_sub_epi8(bytes, zero);  // a digit is 0..9, unsigned
+  const __m128i digit = _mm_cmpeq_epi8(_mm_min_epu8(value, _mm_set1_epi8(9)), value);
+  return _mm_or_si128(_mm_andnot_si128(digit, bytes), _mm_and_si128(digit, zero));
+}
+#endif
+
+void layout_of(const char* line, std::size_t size, std::string& out) {
+  out.resize(size);
+  char* to = out.data();
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  if (size >= 16) {
+    for (; i + 16 <= size; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(to + i), layout_block(line + i));
+    // The last sixteen again, overlapping: the same bytes out.
+    if (i < size) _mm_storeu_si128(reinterpret_cast<__m128i*>(to + size - 16), layout_block(line + size - 16));
+    return;
+  }
+#endif
+  for (; i < size; ++i) to[i] = is_digit(line[i]) ? '0' : line[i];
+}
+
+// A key to look a layout up by, from the line's length and its first,
+// second and last sixteen bytes: cheap, and the lookup compares the whole
+// layout anyway.
+std::uint64_t layout_key(const char* line, std::size_t size) {
+  std::uint64_t w[6] = {};
+#if defined(__SSE2__)
+  if (size >= 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(w), layout_block(line));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(w + 2), layout_block(line + std::min<std::size_t>(16, size - 16)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(w + 4), layout_block(line + size - 16));
+  } else
+#endif
+  {
+    char head[48] = {};
+    for (std::size_t i = 0; i < size && i < sizeof head; ++i) head[i] = is_digit(line[i]) ? '0' : line[i];
+    std::memcpy(w, head, sizeof w);
+  }
+  std::uint64_t h = size * 0x9E3779B97F4A7C15ull;
+  for (const std::uint64_t x : w) h = (h ^ x) * 0xBF58476D1CE4E5B9ull, h ^= h >> 31;
+  return h;
+}
+
+// Whether `line` has the layout `layout` (of the same size).
+bool has_layout(const char* line, const char* layout, std::size_t size) {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  if (size >= 16) {
+    auto same = [&](std::size_t at) {
+      const __m128i stored = _mm_loadu_si128(reinterpret_cast<const __m128i*>(layout + at));
+      return _mm_movemask_epi8(_mm_cmpeq_epi8(layout_block(line + at), stored)) == 0xffff;
+    };
+    for (; i + 16 <= size; i += 16)
+      if (!same(i)) return false;
+    return i == size || same(size - 16);
+  }
+#endif
+  for (; i < size; ++i)
+    if ((is_digit(line[i]) ? '0' : line[i]) != layout[i]) return false;
+  return true;
+}
+
+// The stream's reports on each line layout seen, for one rule set, on one
+// thread: a line's reports depend only on its layout and the rules, so a
+// cache shared by every scan on the thread answers for any of them. Entries
+// go into flat arrays (no allocation a line), found through a table of
+// buckets of four, the one used last first; when the arrays are full
+// everything is dropped and refilled.
+class LayoutCache {
+ public:
+  using Report = LayoutReport;
+  struct Found {
+    const Report* reports = nullptr;
+    std::size_t count = 0;
+    bool known = false;
+  };
+
+  void use(std::uint64_t rule_set) {
+    if (rule_set == rule_set_) return;
+    clear();
+    rule_set_ = rule_set;
+  }
+
+  Found find(std::uint64_t key, const char* line, std::size_t size) const {
+    if (slots_.empty()) return {};
+    const std::uint32_t* bucket = slots_.data() + (key & kBucketMask) * kWays;
+    for (std::size_t way = 0; way < kWays && bucket[way] != 0; ++way) {
+      const Entry& e = entries_[bucket[way] - 1];
+      if (e.key == key && e.size == size && has_layout(line, bytes_.data() + e.bytes, size))
+        return {reports_.data() + e.reports, e.count, true};
+    }
+    return {};
+  }
+
+  void insert(std::uint64_t key, const std::string& layout, const Report* reports, std::size_t count) {
+    if (entries_.size() >= kMaxEntries || bytes_.size() + layout.size() > kMaxBytes ||
+        reports_.size() + count > kMaxReports)
+      clear();
+    if (slots_.empty()) slots_.assign((kBucketMask + 1) * kWays, 0);
+    entries_.push_back(Entry{key, static_cast<std::uint32_t>(bytes_.size()), static_cast<std::uint32_t>(layout.size()),
+                             static_cast<std::uint32_t>(reports_.size()), static_cast<std::uint32_t>(count)});
+    bytes_.append(layout);
+    reports_.insert(reports_.end(), reports, reports + count);
+    std::uint32_t* bucket = slots_.data() + (key & kBucketMask) * kWays;
+    std::memmove(bucket + 1, bucket, (kWays - 1) * sizeof *bucket);
+    bucket[0] = static_cast<std::uint32_t>(entries_.size());
+  }
+
+ private:
+  static constexpr std::uint64_t kBucketMask = 1023;
+  static constexpr std::size_t kWays = 4;
+  static constexpr std::size_t kMaxEntries = 16384;
+  static constexpr std::size_t kMaxBytes = 4u << 20;
+  static constexpr std::size_t kMaxReports = 1u << 18;
+  struct Entry {
+    std::uint64_t key;
+    std::uint32_t bytes, size, reports, count;
+  };
+  void clear() {
+    std::fill(slots_.begin(), slots_.end(), 0);
+    entries_.clear();
+    bytes_.clear();
+    reports_.clear();
+  }
+  std::uint64_t rule_set_ = 0;
+  std::vector<std::uint32_t> slots_;  // entry index + 1, 0 where none
+  std::vector<Entry> entries_;
+  std::string bytes_;
+  std::vector<Report> reports_;
+};
+
+thread_local LayoutCache layout_cache;
+
+}  // namespace
+
+LineScanner::LineScanner(const RuleSet::Impl& rules, MatchSink& sink, std::size_t text_cap, bool by_layout)
+    : rules_(rules), sink_(sink), by_layout_(by_layout && rules.line_local), text_cap_(std::max<std::size_t>(text_cap, 16)),
       last_line_(rules.rules.size(), 0) {
   if (hs_open_stream(rules_.db.get(), 0, &stream_) != HS_SUCCESS) throw std::bad_alloc();
 }
@@ -118,6 +264,7 @@ void LineScanner::scan(std::string_view piece) {
   cursor_line_ = piece_line_;
   settle_word_ends(!is_word_char(piece.front()));
   scratch_ = thread_scratch.of(rules_);
+  if (by_layout_) return scan_lines(piece);
   if (hs_scan_stream(stream_, piece.data(), static_cast<unsigned>(piece.size()), 0, scratch_.scan,
                      &LineScanner::on_match, this) != HS_SUCCESS)
     throw std::runtime_error("Hyperscan failed while scanning");
@@ -133,6 +280,118 @@ void LineScanner::scan(std::string_view piece) {
   last_byte_newline_ = piece.back() == '\n';
   piece_start_ += piece.size();
   piece_ = {};
+}
+
+void LineScanner::scan_lines(std::string_view piece) {
+  LayoutCache& cache = layout_cache;
+  cache.use(rules_.id);
+  const char* begin = piece.data();
+  const char* end = begin + piece.size();
+  const char* p = begin;
+  std::uint64_t number = piece_line_;
+  auto at = [&](const char* q) { return static_cast<std::size_t>(q - begin); };
+  if (!last_byte_newline_) {
+    // The rest of a line begun in an earlier piece.
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', piece.size()));
+    const char* next = nl ? nl + 1 : end;
+    add_fresh({0, at(next), number, 0, false, false});
+    if (nl) ++number;
+    p = next;
+  }
+  while (p < end) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+    if (!nl) {  // a line that goes on in the next piece
+      add_fresh({at(p), at(end), number, 0, false, false});
+      break;
+    }
+    const std::size_t size = static_cast<std::size_t>(nl - p);
+    if (size <= kMaxLayoutLine) {
+      const std::uint64_t key = layout_key(p, size);
+      LayoutCache::Found found = cache.find(key, p, size);
+      if (found.known && !fresh_.empty()) {
+        scan_fresh();  // which adds to the cache (or empties it)
+        found = cache.find(key, p, size);
+      }
+      if (found.known) {
+        const std::uint64_t offset = piece_start_ + at(p);
+        for (std::size_t k = 0; k < found.count; ++k)
+          emit(found.reports[k].pattern, number, offset, std::string_view(p, size), found.reports[k].end - 1, false);
+      } else {
+        add_fresh({at(p), size + 1, number, key, true, true});
+      }
+    } else {
+      add_fresh({at(p), size + 1, number, 0, false, true});
+    }
+    ++number;
+    p = nl + 1;
+  }
+  scan_fresh();
+  const std::uint64_t newlines = number - piece_line_;
+  cursor_pos_ = piece.size();
+  cursor_line_ = number;
+  remember_tail(newlines);
+  piece_line_ += newlines;
+  if (const char* nl = find_last_newline(begin, end))
+    open_line_start_ = piece_start_ + static_cast<std::uint64_t>(nl - begin) + 1;
+  last_byte_newline_ = piece.back() == '\n';
+  piece_start_ += piece.size();
+  piece_ = {};
+}
+
+void LineScanner::add_fresh(const FreshLine& line) { fresh_.push_back(line); }
+
+void LineScanner::scan_fresh() {
+  if (fresh_.empty()) return;
+  const std::size_t run_begin = fresh_.front().begin;
+  const std::size_t run_end = fresh_.back().begin + fresh_.back().size;
+  // Lines were skipped since the stream's last byte: a stream held to lines
+  // starts afresh at a line's start as it would go on there.
+  if (piece_start_ + run_begin != stream_end_) {
+    if (hs_reset_stream(stream_, 0, nullptr, nullptr, nullptr) != HS_SUCCESS)
+      throw std::runtime_error("Hyperscan failed while scanning");
+    stream_origin_ = piece_start_ + run_begin;
+  }
+  run_reports_.clear();
+  collecting_ = true;
+  const hs_error_t rc = hs_scan_stream(stream_, piece_.data() + run_begin, static_cast<unsigned>(run_end - run_begin),
+                                       0, scratch_.scan, &LineScanner::on_match, this);
+  collecting_ = false;
+  if (rc != HS_SUCCESS) throw std::runtime_error("Hyperscan failed while scanning");
+  stream_end_ = piece_start_ + run_end;
+  // One order for a line's hits, whichever way it was read.
+  std::sort(run_reports_.begin(), run_reports_.end(), [](const Report& a, const Report& b) {
+    return a.end != b.end ? a.end < b.end : a.pattern < b.pattern;
+  });
+  std::size_t k = 0;
+  for (const FreshLine& line : fresh_) {
+    const std::uint64_t line_start = piece_start_ + line.begin;
+    const std::uint64_t line_stop = line_start + line.size;
+    const std::size_t first = k;
+    while (k < run_reports_.size() && run_reports_[k].end - 1 < line_stop) ++k;
+    if (!line.whole) {
+      for (std::size_t i = first; i < k; ++i) {
+        if (rules_.line_scope[run_reports_[i].pattern] == kScopeWhole) continue;
+        cursor_pos_ = line.begin;
+        cursor_line_ = line.number;
+        deliver(run_reports_[i].pattern, run_reports_[i].end);
+      }
+      continue;
+    }
+    const char* text = piece_.data() + line.begin;
+    const std::size_t size = line.size - 1;  // without the newline
+    // A whole line's hits, as a line of its layout will have them.
+    line_reports_.clear();
+    for (std::size_t i = first; i < k; ++i)
+      if (rules_.line_scope[run_reports_[i].pattern] != kScopePart)
+        line_reports_.push_back({run_reports_[i].pattern, static_cast<std::uint32_t>(run_reports_[i].end - line_start)});
+    if (line.cached) {
+      layout_of(text, size, fresh_layout_);
+      layout_cache.insert(line.layout, fresh_layout_, line_reports_.data(), line_reports_.size());
+    }
+    for (const LayoutReport& r : line_reports_)
+      emit(r.pattern, line.number, line_start, std::string_view(text, size), r.end - 1, false);
+  }
+  fresh_.clear();
 }
 
 void LineScanner::remember_tail(std::uint64_t piece_newlines) {
@@ -165,7 +424,7 @@ void LineScanner::finish() {
 int LineScanner::on_match(unsigned id, unsigned long long, unsigned long long to, unsigned,
                           void* context) {
   auto* self = static_cast<LineScanner*>(context);
-  self->report(id, to);
+  self->report(id, self->stream_origin_ + to);  // Hyperscan counts from the stream's (re)start
   return 0;  // keep scanning
 }
 
@@ -213,6 +472,13 @@ void LineScanner::report(unsigned pattern, std::uint64_t end) {
     }
     if (is_word_char(piece_[next])) return;
   }
+  if (collecting_) {
+    run_reports_.push_back(Report{pattern, end});
+    return;
+  }
+  // Reported outside a run: the end of the data, or the piece's end, where
+  // the line is not whole.
+  if (rules_.line_scope[pattern] == kScopeWhole) return;
   deliver(pattern, end);
 }
 
@@ -228,7 +494,6 @@ void LineScanner::deliver(unsigned pattern, std::uint64_t end) {
   const unsigned rule = rules_.pattern_rule[pattern];
   // The last byte of the match decides which line it belongs to.
   std::uint64_t pos = end > 0 ? end - 1 : 0;
-  LineHit hit{rule, 0, 0, {}, false, {}};
 
   if (!piece_.empty() && pos >= piece_start_) {
     const char* begin = piece_.data();
@@ -239,41 +504,47 @@ void LineScanner::deliver(unsigned pattern, std::uint64_t end) {
     }
     cursor_line_ += count_newlines(begin + cursor_pos_, begin + rel);
     cursor_pos_ = rel;
-    hit.line = cursor_line_;
-    if (last_line_[rule] == hit.line) return;
+    if (last_line_[rule] == cursor_line_) return;
 
     const char* at = begin + rel;
     const char* nl = find_last_newline(begin, at);
     const char* line_begin = nl ? nl + 1 : begin;
-    hit.offset = nl ? piece_start_ + static_cast<std::uint64_t>(line_begin - begin)
-                    : open_line_start_;
+    const std::uint64_t offset = nl ? piece_start_ + static_cast<std::uint64_t>(line_begin - begin)
+                                    : open_line_start_;
     const void* next = std::memchr(at, '\n', piece_.size() - rel);
     const char* line_end = next ? static_cast<const char*>(next) : begin + piece_.size();
-    hit.truncated = !nl && open_line_start_ < piece_start_;
-    std::string_view text(line_begin, static_cast<std::size_t>(line_end - line_begin));
-    text = strip_cr(text);
-    hit.full = text;
-    if (text.size() > text_cap_) {
-      // Keep the part of an over-long line that holds the match, with a
-      // quarter of the cap after it: the value a key introduces follows it.
-      std::size_t match_end = static_cast<std::size_t>(at - line_begin) + 1;
-      std::size_t keep_after = std::min(text_cap_ / 4, text.size() - match_end);
-      std::size_t start = match_end + keep_after > text_cap_ ? match_end + keep_after - text_cap_ : 0;
-      text = text.substr(start, text_cap_);
-      hit.truncated = true;
-    }
-    if (!confirmed_on(pattern, hit.full)) return;
-    hit.text = text;
-  } else {
-    hit.line = tail_line_;
-    if (last_line_[rule] == hit.line) return;
-    hit.offset = tail_start_;
-    hit.text = strip_cr(tail_);
-    hit.full = hit.text;
-    hit.truncated = tail_truncated_;
-    if (!confirmed_on(pattern, hit.full)) return;
+    emit(pattern, cursor_line_, offset,
+         std::string_view(line_begin, static_cast<std::size_t>(line_end - line_begin)),
+         static_cast<std::size_t>(at - line_begin), !nl && open_line_start_ < piece_start_);
+    return;
   }
+  if (last_line_[rule] == tail_line_) return;
+  LineHit hit{rule, tail_line_, tail_start_, strip_cr(tail_), tail_truncated_, {}};
+  hit.full = hit.text;
+  if (!confirmed_on(pattern, hit.full)) return;
   last_line_[rule] = hit.line;
+  sink_.on_hit(hit);
+}
+
+void LineScanner::emit(unsigned pattern, std::uint64_t number, std::uint64_t offset, std::string_view text,
+                       std::size_t at, bool truncated) {
+  const unsigned rule = rules_.pattern_rule[pattern];
+  if (last_line_[rule] == number) return;
+  LineHit hit{rule, number, offset, {}, truncated, {}};
+  text = strip_cr(text);
+  hit.full = text;
+  if (text.size() > text_cap_) {
+    // Keep the part of an over-long line that holds the match, with a
+    // quarter of the cap after it: the value a key introduces follows it.
+    std::size_t match_end = std::min(at + 1, text.size());
+    std::size_t keep_after = std::min(text_cap_ / 4, text.size() - match_end);
+    std::size_t start = match_end + keep_after > text_cap_ ? match_end + keep_after - text_cap_ : 0;
+    text = text.substr(start, text_cap_);
+    hit.truncated = true;
+  }
+  if (!confirmed_on(pattern, hit.full)) return;
+  hit.text = text;
+  last_line_[rule] = number;
   sink_.on_hit(hit);
 }
 

@@ -12,13 +12,32 @@
 
 namespace gpudiag::detail {
 
+// A stream report on a line, as the layout cache keeps it.
+struct LayoutReport {
+  unsigned pattern;
+  std::uint32_t end;  // past the match's last byte, from the line's first
+};
+
 // Runs one Hyperscan stream over the log, fed as consecutive pieces, and turns
 // match end offsets into (rule, line, offset, text) hits. Pieces normally end
 // at a newline so every matched line is whole in memory; a piece of an
 // over-long line is accepted too (its evidence text is then an excerpt).
+//
+// Where every pattern is held to one line and blind to digits
+// (RuleSet::Impl::line_local), a line's hits depend on its layout alone: its
+// bytes with every digit read as 0. Logs repeat a few layouts (a training
+// step, an NCCL channel line, a warning per rank: 93% of the lines of the
+// real logs in ../shared/corpora/wild repeat an earlier line's layout), so
+// the scanner keeps the reports of each layout it scanned (per thread, per
+// rule set) and hands a line of a known layout its reports without scanning
+// it; the stream reads only the runs of new lines between, reset where it
+// skipped. Patterns that tell digits apart were compiled as skeletons and are
+// confirmed on each line, so a line's hits are the same either way.
 class LineScanner {
  public:
-  LineScanner(const RuleSet::Impl& rules, MatchSink& sink, std::size_t text_cap);
+  // `by_layout`: look whole lines up by layout where the rules allow it (the
+  // tests compare the two ways).
+  LineScanner(const RuleSet::Impl& rules, MatchSink& sink, std::size_t text_cap, bool by_layout = true);
   ~LineScanner();
   LineScanner(const LineScanner&) = delete;
   LineScanner& operator=(const LineScanner&) = delete;
@@ -55,9 +74,38 @@ class LineScanner {
   // compile plan says: not at all, on the line, or on the line's message.
   bool confirmed_on(unsigned pattern, std::string_view line);
   void remember_tail(std::uint64_t piece_newlines);
+  // Sends a hit of `pattern` on the whole line `text` (no line ending) on, if
+  // its rule has none there yet and it is confirmed; `at`: the match's last
+  // byte in `text`.
+  void emit(unsigned pattern, std::uint64_t number, std::uint64_t offset, std::string_view text,
+            std::size_t at, bool truncated);
+
+  // Layout mode (see above).
+  void scan_lines(std::string_view piece);
+  struct FreshLine {
+    std::size_t begin, size;  // in the piece; size with the newline, if any
+    std::uint64_t number;
+    std::uint64_t layout;     // its layout's key, if `cached`
+    bool cached;              // whole, and short enough to keep
+    bool whole;               // begins and ends in this piece
+  };
+  void add_fresh(const FreshLine& line);
+  void scan_fresh();  // scans the fresh lines gathered, in one run, and delivers their hits
+  struct Report {
+    unsigned pattern;
+    std::uint64_t end;
+  };
+  std::vector<FreshLine> fresh_;
+  std::vector<Report> run_reports_;  // of the run being scanned, absolute ends
+  bool collecting_ = false;          // report() gathers into run_reports_
+  std::uint64_t stream_end_ = 0;     // absolute offset past the stream's last byte
+  std::uint64_t stream_origin_ = 0;  // absolute offset of its first byte since its last reset
+  std::string fresh_layout_;         // the layout of a fresh line being kept
+  std::vector<LayoutReport> line_reports_;  // a fresh line's, as the cache keeps them
 
   const RuleSet::Impl& rules_;
   MatchSink& sink_;
+  bool by_layout_;
   std::size_t text_cap_;
   Scratch scratch_;  // this thread's, fetched as each scan starts
   hs_stream_t* stream_ = nullptr;

@@ -1,5 +1,6 @@
 #include "rule_compiler.hpp"
 
+#include "line_form.hpp"
 #include "text_util.hpp"
 
 #include <algorithm>
@@ -27,17 +28,15 @@ HsDatabase compile_database(const std::vector<Rule>& rules, const CompilePlan& p
   hs_free_compile_error(error);
   if (expression < 0 || static_cast<std::size_t>(expression) >= d.expressions.size())
     throw RuleError("", "", "Hyperscan could not compile the rules: " + message);
-  const unsigned id = d.ids[expression];
+  const unsigned id = plan.source_pattern(d.ids[expression]);
   const unsigned rule_index = plan.pattern_rule[id];
   const Rule& rule = rules[rule_index];
-  const auto first = static_cast<unsigned>(
-      std::find(plan.pattern_rule.begin(), plan.pattern_rule.end(), rule_index) -
-      plan.pattern_rule.begin());
-  const Pattern& p = rule.patterns[id - first];
+  const unsigned index = id - plan.first_pattern(rule_index);
+  const Pattern& p = rule.patterns[index];
   const bool prefilter_failed = mode == HS_MODE_STREAM && !p.prefilter.empty();
   throw RuleError(rule.source, "rule " + rule.id,
                   std::string(prefilter_failed ? "the prefilter of pattern " : "pattern ") +
-                      std::to_string(id - first + 1) + " /" +
+                      std::to_string(index + 1) + " /" +
                       (prefilter_failed ? p.prefilter : p.regex) + "/ does not compile: " + message);
 }
 
@@ -134,6 +133,24 @@ unsigned pattern_flags(const Rule& rule, const Pattern& pattern) {
   return flags;
 }
 
+namespace {
+
+// What the stream looks for, and how a hit of it is confirmed, as written.
+struct StreamForm {
+  std::string expression;
+  char confirm_by;
+};
+
+StreamForm stream_form(const Pattern& p, unsigned flags) {
+  if (is_line_start(p)) return {p.prefilter.empty() ? p.regex : p.prefilter, kConfirmMessage};
+  if (!p.prefilter.empty()) return {p.prefilter, kConfirmLine};
+  if (std::string rest = without_word_end(p.regex, flags); !rest.empty())
+    return {std::move(rest), kConfirmWordEnd};
+  return {p.regex, kConfirmNone};
+}
+
+}  // namespace
+
 CompilePlan plan_compile(const std::vector<Rule>& rules) {
   CompilePlan plan;
   // A line_start pattern is looked for anywhere, which keeps the stream
@@ -141,33 +158,54 @@ CompilePlan plan_compile(const std::vector<Rule>& rules) {
   // confirmed at the start of their line's message (past the prefixes the
   // line model reads); a prefiltered pattern is looked for by its prefilter
   // and confirmed on its one line.
-  unsigned id = 0;
-  for (unsigned r = 0; r < rules.size(); ++r) {
+  std::vector<StreamForm> forms;
+  std::vector<unsigned> flags;
+  std::vector<LineForm> lines;
+  plan.line_local = true;
+  for (unsigned r = 0; r < rules.size(); ++r)
     for (const auto& p : rules[r].patterns) {
-      const unsigned flags = pattern_flags(rules[r], p);
-      const bool line_start = is_line_start(p);
-      const bool confirm = line_start || !p.prefilter.empty();
       plan.pattern_rule.push_back(r);
-      // What the stream database looks for, and how its hits are confirmed.
-      std::string expression = p.prefilter.empty() ? p.regex : p.prefilter;
-      char confirm_by = line_start ? kConfirmMessage : confirm ? kConfirmLine : kConfirmNone;
-      if (!confirm)
-        if (std::string rest = without_word_end(p.regex, flags); !rest.empty()) {
-          expression = std::move(rest);
-          confirm_by = kConfirmWordEnd;
-        }
-      plan.confirm_map.push_back(confirm_by);
-      plan.stream.expressions.push_back(std::move(expression));
-      plan.stream.flags.push_back(flags);
-      plan.stream.ids.push_back(id);
-      if (confirm) {
-        plan.confirm.expressions.push_back(
-            line_start ? "^(?:" + p.regex + ")" : p.regex);
-        plan.confirm.flags.push_back(flags | HS_FLAG_SINGLEMATCH);
-        plan.confirm.ids.push_back(id);
-      }
+      flags.push_back(pattern_flags(rules[r], p));
+      forms.push_back(stream_form(p, flags.back()));
+      lines.push_back(line_form(forms.back().expression, flags.back()));
+      plan.line_local = plan.line_local && lines.back().understood;
+    }
+  // Held to lines (see LineScanner's layouts), a pattern that tells digits
+  // apart is looked for twice: as written, for the pieces of lines too long
+  // to be read whole, and by its skeleton, confirmed on each whole line it
+  // finds, as a prefiltered pattern is (a further id, past the patterns').
+  const auto patterns = static_cast<unsigned>(forms.size());
+  auto add = [&](std::string expression, unsigned pattern_flags, unsigned id, char confirm_by, char scope,
+                 const std::string& confirm_form) {
+    plan.confirm_map.push_back(confirm_by);
+    plan.line_scope.push_back(scope);
+    plan.stream.expressions.push_back(std::move(expression));
+    plan.stream.flags.push_back(pattern_flags);
+    plan.stream.ids.push_back(id);
+    if (confirm_by == kConfirmLine || confirm_by == kConfirmMessage) {
+      plan.confirm.expressions.push_back(confirm_form);
+      plan.confirm.flags.push_back(pattern_flags | HS_FLAG_SINGLEMATCH);
+      plan.confirm.ids.push_back(id);
+    }
+  };
+  unsigned id = 0;
+  for (unsigned r = 0; r < rules.size(); ++r)
+    for (const auto& p : rules[r].patterns) {
+      const StreamForm& f = forms[id];
+      const std::string confirm_form = f.confirm_by == kConfirmMessage ? "^(?:" + p.regex + ")" : p.regex;
+      const bool split = plan.line_local && !lines[id].digit_blind();
+      add(plan.line_local ? lines[id].exact : f.expression, flags[id], id, f.confirm_by,
+          split ? kScopePart : kScopeAny, confirm_form);
+      if (split) plan.skeleton_of.push_back(id);
       ++id;
     }
+  for (unsigned k = 0; k < plan.skeleton_of.size(); ++k) {
+    const unsigned source = plan.skeleton_of[k];
+    const char confirm_by = forms[source].confirm_by == kConfirmMessage ? kConfirmMessage : kConfirmLine;
+    const Pattern& p = rules[plan.pattern_rule[source]].patterns[source - plan.first_pattern(plan.pattern_rule[source])];
+    plan.pattern_rule.push_back(plan.pattern_rule[source]);
+    add(std::move(lines[source].skeleton), flags[source], patterns + k, confirm_by, kScopeWhole,
+        confirm_by == kConfirmMessage ? "^(?:" + p.regex + ")" : p.regex);
   }
   return plan;
 }

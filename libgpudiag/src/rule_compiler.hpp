@@ -17,6 +17,11 @@ namespace gpudiag::detail {
 // boundary, which makes it wait for the next byte, than on the literal).
 enum : char { kConfirmNone = 0, kConfirmLine = 1, kConfirmMessage = 2, kConfirmWordEnd = 3 };
 
+// Where a stream expression's hits count, in a line-local plan: anywhere; on
+// whole lines only (a skeleton); on the pieces of a line too long to be read
+// whole only (the exact form of a pattern that has a skeleton).
+enum : char { kScopeAny = 0, kScopeWhole = 1, kScopePart = 2 };
+
 struct CompilePlan {
   struct Database {
     std::vector<std::string> expressions;
@@ -24,8 +29,27 @@ struct CompilePlan {
     std::vector<unsigned> ids;  // pattern ids
   };
   Database stream, confirm;
-  std::vector<unsigned> pattern_rule;  // pattern id -> rule index
-  std::vector<char> confirm_map;       // pattern id -> kConfirm*: how a stream hit is confirmed
+  // Per stream id: the patterns' ids first, then their skeletons'.
+  std::vector<unsigned> pattern_rule;  // stream id -> rule index
+  std::vector<char> confirm_map;       // stream id -> kConfirm*: how a hit is confirmed
+  std::vector<char> line_scope;        // stream id -> kScope*
+  std::vector<unsigned> skeleton_of;   // skeleton k (stream id patterns + k) -> its pattern
+  // Every stream expression is held to one line (see line_form.hpp), and
+  // those that count on whole lines are blind to digits: the scanner may
+  // then look a whole line up by its layout.
+  bool line_local = false;
+
+  // The pattern a stream id looks for.
+  unsigned source_pattern(unsigned id) const {
+    const std::size_t patterns = pattern_rule.size() - skeleton_of.size();
+    return id < patterns ? id : skeleton_of[id - patterns];
+  }
+  // The id of a rule's first pattern.
+  unsigned first_pattern(unsigned rule) const {
+    unsigned id = 0;
+    while (pattern_rule[id] != rule) ++id;
+    return id;
+  }
 };
 
 // The Hyperscan flags of a pattern; throws RuleError on an unknown flag.

@@ -81,6 +81,8 @@ bool load_embedded(RuleSet::Impl& impl) {
   impl.digest = e.digest;
   impl.pattern_rule.assign(e.pattern_rule.begin(), e.pattern_rule.end());
   impl.confirm.assign(e.confirm_map.begin(), e.confirm_map.end());
+  impl.line_local = e.line_local;
+  impl.line_scope.assign(e.line_scope.begin(), e.line_scope.end());
   return true;
 }
 
@@ -240,6 +242,8 @@ std::shared_ptr<const RuleSet> RuleSet::build(detail::ParsedRules parsed, const 
   impl->digest = compile_digest(plan, impl->rules);
   impl->pattern_rule = plan.pattern_rule;
   impl->confirm = plan.confirm_map;
+  impl->line_local = plan.line_local;
+  impl->line_scope = plan.line_scope;
 
   const bool wants_confirm = !plan.confirm.expressions.empty();
   std::filesystem::path dir = cache.dir.empty() ? detail::default_cache_dir() : cache.dir;

@@ -86,10 +86,12 @@ struct RuleSet::Impl {
   std::vector<std::unique_ptr<detail::Extractor>> frames;     // per rule: its "frames" condition, or null
   std::vector<std::unique_ptr<detail::Extractor>> raised_in;  // per rule: its "raised_in" condition, or null
   std::vector<std::unique_ptr<detail::Extractor>> unless;     // per rule: its "unless" filter, or null
-  std::vector<unsigned> pattern_rule;  // Hyperscan expression id -> rule index
+  std::vector<unsigned> pattern_rule;  // Hyperscan expression id -> rule index (see CompilePlan)
   HsDatabase db;                  // streaming, every pattern
   HsDatabase confirm_db;          // block mode: full forms of confirmed patterns, or null
   std::vector<char> confirm;      // Hyperscan expression id -> confirmed per line
+  std::vector<char> line_scope;   // Hyperscan expression id -> where its hits count (kScope*)
+  bool line_local = false;        // CompilePlan::line_local: lines may be looked up by layout
   SpareScratch spare;             // allocated at load, where that checked the databases
   // The shipped rules' examples are read only when asked for (checking the
   // rules, listing them): most processes never do, and they are most of the

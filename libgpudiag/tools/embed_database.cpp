@@ -92,13 +92,17 @@ int main(int argc, char** argv) {
       write_array(out, "kConfirm", confirm, true);
       write_array(out, "kRules", snapshot);
       write_array(out, "kConfirmMap", std::string_view(impl.confirm.data(), impl.confirm.size()));
+      write_array(out, "kLineScope", std::string_view(impl.line_scope.data(), impl.line_scope.size()));
       out << "const unsigned kPatternRule[] = {";
       for (const unsigned rule : impl.pattern_rule) out << rule << ",";
       out << "};\n";
       out << "\n}  // namespace\n\nEmbeddedDatabase embedded_database() {\n"
              "  return {{kDigest, sizeof kDigest - 1},\n"
              "          {kStream, sizeof kStream - 1}, {kConfirm, sizeof kConfirm - 1},\n"
-             "          {kRules, sizeof kRules - 1}, kPatternRule, {kConfirmMap, sizeof kConfirmMap - 1}};\n"
+             "          {kRules, sizeof kRules - 1}, kPatternRule, {kConfirmMap, sizeof kConfirmMap - 1},\n"
+             "          {kLineScope, sizeof kLineScope - 1}, "
+          << (impl.line_local ? "true" : "false")
+          << "};\n"
              "}\n\n}  // namespace gpudiag::detail\n";
       if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
     }
