@@ -294,18 +294,37 @@ void LineScanner::scan_lines(std::string_view piece) {
     // The rest of a line begun in an earlier piece.
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', piece.size()));
     const char* next = nl ? nl + 1 : end;
-    add_fresh({0, at(next), number, 0, false, false});
+    add_fresh({0, at(next), number, 0, false, false, false});
     if (nl) ++number;
     p = next;
   }
   while (p < end) {
+    if (looked_ == kWindow) {
+      // Lines that seldom repeat a layout cost a lookup each and save
+      // nothing: after a window of them, the next stretch of whole lines is
+      // scanned as it comes, a longer one each time the window after it
+      // repeats as little.
+      bypass_ = missed_ * 4 > looked_ * 3 ? std::min<std::size_t>(std::max<std::size_t>(bypass_ * 2, kMinBypass), kMaxBypass) : 0;
+      looked_ = missed_ = 0;
+      if (bypass_ > 0) {
+        const std::size_t span = std::min<std::size_t>(bypass_, static_cast<std::size_t>(end - p));
+        if (const char* last = find_last_newline(p, p + span)) {
+          const std::size_t size = static_cast<std::size_t>(last - p) + 1;
+          add_fresh({at(p), size, number, 0, false, true, true});
+          number += count_newlines(p, last + 1);
+          p = last + 1;
+          continue;
+        }
+      }
+    }
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
     if (!nl) {  // a line that goes on in the next piece
-      add_fresh({at(p), at(end), number, 0, false, false});
+      add_fresh({at(p), at(end), number, 0, false, false, false});
       break;
     }
     const std::size_t size = static_cast<std::size_t>(nl - p);
     if (size <= kMaxLayoutLine) {
+      ++looked_;
       const std::uint64_t key = layout_key(p, size);
       LayoutCache::Found found = cache.find(key, p, size);
       if (found.known && !fresh_.empty()) {
@@ -317,10 +336,11 @@ void LineScanner::scan_lines(std::string_view piece) {
         for (std::size_t k = 0; k < found.count; ++k)
           emit(found.reports[k].pattern, number, offset, std::string_view(p, size), found.reports[k].end - 1, false);
       } else {
-        add_fresh({at(p), size + 1, number, key, true, true});
+        ++missed_;
+        add_fresh({at(p), size + 1, number, key, true, true, false});
       }
     } else {
-      add_fresh({at(p), size + 1, number, 0, false, true});
+      add_fresh({at(p), size + 1, number, 0, false, true, false});
     }
     ++number;
     p = nl + 1;
@@ -368,13 +388,13 @@ void LineScanner::scan_fresh() {
     const std::uint64_t line_stop = line_start + line.size;
     const std::size_t first = k;
     while (k < run_reports_.size() && run_reports_[k].end - 1 < line_stop) ++k;
-    if (!line.whole) {
-      for (std::size_t i = first; i < k; ++i) {
-        if (rules_.line_scope[run_reports_[i].pattern] == kScopeWhole) continue;
-        cursor_pos_ = line.begin;
-        cursor_line_ = line.number;
-        deliver(run_reports_[i].pattern, run_reports_[i].end);
-      }
+    if (!line.whole || line.lines) {
+      // A piece of a line, or a stretch of whole lines (found by counting).
+      const char skip = line.whole ? kScopePart : kScopeWhole;
+      cursor_pos_ = line.begin;
+      cursor_line_ = line.number;
+      for (std::size_t i = first; i < k; ++i)
+        if (rules_.line_scope[run_reports_[i].pattern] != skip) deliver(run_reports_[i].pattern, run_reports_[i].end);
       continue;
     }
     const char* text = piece_.data() + line.begin;

@@ -88,6 +88,7 @@ class LineScanner {
     std::uint64_t layout;     // its layout's key, if `cached`
     bool cached;              // whole, and short enough to keep
     bool whole;               // begins and ends in this piece
+    bool lines;               // not one line but a stretch of whole lines
   };
   void add_fresh(const FreshLine& line);
   void scan_fresh();  // scans the fresh lines gathered, in one run, and delivers their hits
@@ -100,6 +101,10 @@ class LineScanner {
   bool collecting_ = false;          // report() gathers into run_reports_
   std::uint64_t stream_end_ = 0;     // absolute offset past the stream's last byte
   std::uint64_t stream_origin_ = 0;  // absolute offset of its first byte since its last reset
+  // Lines looked up in the current window, and those of them not found; the
+  // stretch scanned without lookups after a window of misses.
+  static constexpr std::size_t kWindow = 64, kMinBypass = 64 << 10, kMaxBypass = 4 << 20;
+  std::size_t looked_ = 0, missed_ = 0, bypass_ = 0;
   std::string fresh_layout_;         // the layout of a fresh line being kept
   std::vector<LayoutReport> line_reports_;  // a fresh line's, as the cache keeps them
 
