@@ -502,6 +502,9 @@ int check_rules(const po::variables_map& vm) {
   if (!failures.empty()) std::cout << " (" << failures.size() << " failing)";
   if (without) std::cout << "; " << without << " rule" << (without == 1 ? " has" : "s have") << " no examples";
   std::cout << " in " << dir << " (cache: " << to_string(rules->cache_outcome()) << ")\n";
+  if (!rules->one_stream_reason().empty())
+    std::cout << "note: logs are scanned as one stream, without looking lines up by layout (slower on long logs): "
+              << rules->one_stream_reason() << "\n";
   return failures.empty() ? kOk : kInputFailed;
 }
 

@@ -2,6 +2,7 @@
 
 #include <hs.h>
 
+#include <algorithm>
 #include <bitset>
 #include <vector>
 
@@ -201,7 +202,12 @@ std::size_t group_length(const std::string& e, std::size_t i, bool& caseless) {
 
 LineForm line_form(const std::string& e, unsigned hs_flags) {
   LineForm form;
-  if (hs_flags & (HS_FLAG_UTF8 | HS_FLAG_UCP)) return form;
+  auto refuse = [](std::string why) {
+    LineForm refused;
+    refused.problem = std::move(why);
+    return refused;
+  };
+  if (hs_flags & (HS_FLAG_UTF8 | HS_FLAG_UCP)) return refuse("the utf8 or ucp flag");
   const bool dotall = (hs_flags & HS_FLAG_DOTALL) != 0;
   bool caseless = (hs_flags & HS_FLAG_CASELESS) != 0;
   std::vector<bool> groups;  // the caselessness outside each open group
@@ -228,24 +234,25 @@ LineForm line_form(const std::string& e, unsigned hs_flags) {
       ++i;
       ByteSet s;
       const Escape kind = read_escape(e, i, false, s);
-      if (kind == Escape::unknown) return {};
+      if (kind == Escape::unknown) return refuse("the escape " + e.substr(start, std::min<std::size_t>(i - start, 3)));
       if (kind == Escape::assertion) put_text(e.substr(start, i - start));
-      else if (!put_set(e.substr(start, i - start), s)) return {};
+      else if (!put_set(e.substr(start, i - start), s)) return refuse("a set of only the newline");
     } else if (c == '[') {
       ByteSet s;
-      if (!read_class(e, i, caseless, s) || !put_set(e.substr(start, i - start), s)) return {};
+      if (!read_class(e, i, caseless, s)) return refuse("the class at " + std::to_string(start + 1));
+      if (!put_set(e.substr(start, i - start), s)) return refuse("a set of only the newline");
     } else if (c == '.') {
       ++i;
-      if (!put_set(".", dotall ? ~ByteSet() : ~kNewline)) return {};
+      put_set(".", dotall ? ~ByteSet() : ~kNewline);
     } else if (c == '(') {
       const bool outside = caseless;
       const std::size_t n = group_length(e, i, caseless);
-      if (n == 0) return {};
+      if (n == 0) return refuse("the group opening " + e.substr(i, 3));
       if (e[i + n - 1] != ')') groups.push_back(outside);  // "(?i)" sets, and is no group
       put_text(e.substr(i, n));
       i += n;
     } else if (c == ')') {
-      if (groups.empty()) return {};
+      if (groups.empty()) return refuse("an unbalanced ')'");
       caseless = groups.back();
       groups.pop_back();
       put_text(")");
@@ -255,7 +262,7 @@ LineForm line_form(const std::string& e, unsigned hs_flags) {
       put_text(e.substr(i, n));
       i += n;
     } else if (c == '\n') {
-      return {};
+      return refuse("a literal newline");
     } else if (c == '|' || c == '^' || c == '$' || c == '*' || c == '+' || c == '?') {
       put_text(std::string(1, c));
       ++i;

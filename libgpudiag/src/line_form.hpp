@@ -22,6 +22,7 @@ namespace gpudiag::detail {
 // scanned as one stream, as before.
 struct LineForm {
   bool understood = false;
+  std::string problem;  // what was not followed, where not understood
   std::string exact;
   std::string skeleton;
   bool digit_blind() const { return exact == skeleton; }

@@ -168,7 +168,11 @@ CompilePlan plan_compile(const std::vector<Rule>& rules) {
       flags.push_back(pattern_flags(rules[r], p));
       forms.push_back(stream_form(p, flags.back()));
       lines.push_back(line_form(forms.back().expression, flags.back()));
-      plan.line_local = plan.line_local && lines.back().understood;
+      if (plan.line_local && !lines.back().understood) {
+        plan.line_local = false;
+        plan.one_stream = "rule " + rules[r].id + ", pattern " + std::to_string(&p - rules[r].patterns.data() + 1) +
+                          " /" + forms.back().expression + "/: " + lines.back().problem;
+      }
     }
   // Held to lines (see LineScanner's layouts), a pattern that tells digits
   // apart is looked for twice: as written, for the pieces of lines too long

@@ -38,6 +38,7 @@ struct CompilePlan {
   // those that count on whole lines are blind to digits: the scanner may
   // then look a whole line up by its layout.
   bool line_local = false;
+  std::string one_stream;  // why not: the first pattern not held to lines, and what in it
 
   // The pattern a stream id looks for.
   unsigned source_pattern(unsigned id) const {

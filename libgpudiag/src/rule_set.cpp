@@ -198,6 +198,7 @@ const std::string& RuleSet::origin() const { return impl_->origin; }
 const std::string& RuleSet::digest() const { return impl_->digest; }
 CacheOutcome RuleSet::cache_outcome() const { return impl_->cache_outcome; }
 const std::filesystem::path& RuleSet::cache_file() const { return impl_->cache_file; }
+const std::string& RuleSet::one_stream_reason() const { return impl_->one_stream; }
 
 std::shared_ptr<const RuleSet> RuleSet::load_sources(const std::vector<Source>& sources,
                                                      const CacheOptions& cache) {
@@ -243,6 +244,7 @@ std::shared_ptr<const RuleSet> RuleSet::build(detail::ParsedRules parsed, const 
   impl->pattern_rule = plan.pattern_rule;
   impl->confirm = plan.confirm_map;
   impl->line_local = plan.line_local;
+  impl->one_stream = plan.one_stream;
   impl->line_scope = plan.line_scope;
 
   const bool wants_confirm = !plan.confirm.expressions.empty();

@@ -92,6 +92,7 @@ struct RuleSet::Impl {
   std::vector<char> confirm;      // Hyperscan expression id -> confirmed per line
   std::vector<char> line_scope;   // Hyperscan expression id -> where its hits count (kScope*)
   bool line_local = false;        // CompilePlan::line_local: lines may be looked up by layout
+  std::string one_stream;         // CompilePlan::one_stream: why not
   SpareScratch spare;             // allocated at load, where that checked the databases
   // The shipped rules' examples are read only when asked for (checking the
   // rules, listing them): most processes never do, and they are most of the

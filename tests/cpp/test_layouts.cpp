@@ -312,6 +312,8 @@ TEST(Layouts, ARuleSetWithAPatternNotFollowedIsScannedAsOneStream) {
   ]})");
   const auto rules = RuleSet::load_dir(dir.path(), CacheOptions{false, {}});
   EXPECT_FALSE(rules->impl().line_local);
+  EXPECT_EQ(rules->one_stream_reason(), "rule unicode, pattern 1 /caf\u00e9/: the utf8 or ucp flag");
+  EXPECT_TRUE(RuleSet::builtin(CacheOptions{false, {}})->one_stream_reason().empty());
   // As before there were layouts: the match ends on the second line.
   const auto hits = scan(*rules, "Reason:\nNodeLost\n", 1 << 20, true);
   ASSERT_EQ(hits.size(), 1u);

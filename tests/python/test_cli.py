@@ -138,6 +138,14 @@ def test_rules_list_and_check(cli, cache_env, tmp_path):
     (tmp_path / "good" / "a.json").write_text('{"rules": [{"id": "a", "class": "nccl", "patterns": ["x"]}]}')
     ok = run(cli, "rules", "check", str(tmp_path / "good"), env=cache_env)
     assert ok.returncode == 0 and b"ok: 1 rules" in ok.stdout
+    assert b"one stream" not in ok.stdout
+    # A pattern the layout lookup cannot hold to one line is named, with what in it.
+    (tmp_path / "unicode").mkdir()
+    (tmp_path / "unicode" / "u.json").write_text(
+        '{"rules": [{"id": "u", "class": "nccl", "patterns": [{"regex": "caf\\u00e9", "flags": ["utf8"]}]}]}')
+    one = run(cli, "rules", "check", str(tmp_path / "unicode"), env=cache_env)
+    assert one.returncode == 0 and b"scanned as one stream" in one.stdout
+    assert b"rule u, pattern 1" in one.stdout and b"utf8" in one.stdout, one.stdout
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "b.json").write_text('{"rules": [{"id": "b", "class": "nccl", "patterns": ["[z-a]"]}]}')
     bad = run(cli, "rules", "check", str(tmp_path / "bad"), env=cache_env)

@@ -175,6 +175,10 @@ class RuleSet {
   const std::string& digest() const;
   CacheOutcome cache_outcome() const;
   const std::filesystem::path& cache_file() const;  // empty when not cached
+  // Why logs are scanned as one stream rather than whole lines looked up by
+  // their layout (README, Scanning): the first pattern that could not be held
+  // to one line, and what in it. Empty where lines are looked up.
+  const std::string& one_stream_reason() const;
 
   // Runs every rule's examples; an empty result means they all pass.
   struct ExampleFailure {
