@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <span>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -165,6 +167,91 @@ struct KeywordSites {
 #endif
 };
 
+// A parse reads its numbers through four primitives (a value after a key, a
+// number before a unit, seconds, a bar's whole count), and what it does with
+// the segment depends on its layout (the keyword sites, the characters around
+// them) and on what it asks of each number it read: was there one, where did
+// it end, and, where the caller asks, is it NaN or infinite, negative, zero,
+// whole, 1e6 or more, past 1e15. While a segment is read in full its reads
+// are taped; a later segment of its layout is read by reading the same
+// numbers again, and where each answers the same questions alike the full
+// parse would take the same path, so each reading is the read it came from
+// before, derived the same way (a plan matches every reading to its read, and
+// is made only where that match is unambiguous).
+enum class Read : std::uint8_t { value, before, seconds, whole };
+
+// The questions a caller asks of a number (bits of answers_of()).
+enum Ask : std::uint16_t {
+  kFinite = 2 | 4,
+  kNegative = 8,
+  kZero = 16,
+  kWhole = 32,
+  kMillion = 64,
+  kHuge = 128,
+};
+
+// How a reading is derived from its read: as read, per thousand (ms), times
+// 1e-3 (a bare number in ms), inverted (a rate).
+enum class Derive : std::uint8_t { absent, same, per_thousand, times_milli, inverse };
+
+struct Taped {
+  Read kind;
+  Derive how;             // for seconds: as its unit says
+  std::uint16_t asks;     // the questions asked of it
+  std::uint16_t answers;  // answers_of() its number
+  std::uint32_t pos;      // where the primitive was asked to read
+  std::uint32_t end;      // where its number ended; 0 when there was none
+  double value;
+  std::uint64_t whole;
+};
+
+struct Tape {
+  static constexpr std::size_t kMax = 48;
+  std::array<Taped, kMax> reads;  // the first n set
+  std::size_t n = 0;
+  bool overflow = false;
+  void add(const Taped& t) {
+    if (n < kMax) reads[n++] = t;
+    else overflow = true;
+  }
+};
+
+// The tape of the parse under way on this thread, if one is taped.
+thread_local Tape* tape = nullptr;
+
+std::uint16_t answers_of(const std::optional<double>& v, std::uint16_t asks) {
+  if (!v) return 0;
+  std::uint16_t a = 1;
+  if (!asks) return a;  // most reads are asked nothing more
+  const double x = *v;
+  if (std::isnan(x)) a |= 2;
+  if (std::isinf(x)) a |= 4;
+  if (x < 0) a |= 8;
+  if (x == 0) a |= 16;
+  if ((asks & kWhole) && std::isfinite(x) && x == std::floor(x)) a |= 32;
+  if (x >= 1e6) a |= 64;
+  if (x > 1e15) a |= 128;
+  return a & (asks | 1);
+}
+
+std::uint16_t answers_of(const std::optional<std::uint64_t>& v, std::uint16_t asks) {
+  if (!v) return 0;
+  return (*v == 0 ? 1 | kZero : 1) & (asks | 1);
+}
+
+struct Source {
+  std::uint8_t read = 0;
+  Derive how = Derive::absent;
+};
+
+struct Plan {
+  bool ready = false;
+  std::size_t n = 0;
+  std::array<Taped, Tape::kMax> reads;
+  Source step, epoch, loss, evaluation_loss, step_seconds, grad_norm, learning_rate, loss_scale,
+      items_per_second, bar_position, bar_total;
+};
+
 // The keyword sites of the last few line layouts. A run prints its progress
 // lines from a handful of format strings: lines that differ only in their
 // digits hold their keywords at the same places (no keyword holds a digit,
@@ -172,20 +259,32 @@ struct KeywordSites {
 // aside, equal a recent one's are that line's.
 class SitesCache {
  public:
-  const KeywordSites& of(std::string_view s) {
+  struct Entry {
+    std::size_t size = SIZE_MAX;
+    std::array<char, 1024> form;
+    KeywordSites sites{std::string_view()};
+    Plan plan;          // the parse of a segment of this layout, to replay
+    bool kept = false;  // a layout kept (a plan may be made for it)
+  };
+
+  // The entry of the segment's layout; a segment too long to keep gets one
+  // of its own, used once.
+  Entry& of(std::string_view s) {
     if (s.size() > kMaxForm) {
-      uncached_ = KeywordSites(s);
+      uncached_.sites = KeywordSites(s);
       return uncached_;
     }
     normalise(s);
     for (Entry& e : entries_)
-      if (e.size == s.size() && std::memcmp(e.form.data(), form_.data(), s.size()) == 0) return e.sites;
+      if (e.size == s.size() && std::memcmp(e.form.data(), form_.data(), s.size()) == 0) return e;
     Entry& e = entries_[next_];
     next_ = (next_ + 1) % kEntries;
     e.size = s.size();
     std::memcpy(e.form.data(), form_.data(), s.size());
     e.sites = KeywordSites(s);
-    return e.sites;
+    e.plan.ready = false;
+    e.kept = true;
+    return e;
   }
 
  private:
@@ -204,15 +303,10 @@ class SitesCache {
 #endif
     for (; i < s.size(); ++i) form_[i] = is_digit(s[i]) ? '0' : s[i];
   }
-  struct Entry {
-    std::size_t size = SIZE_MAX;
-    std::array<char, kMaxForm> form;
-    KeywordSites sites{std::string_view()};
-  };
   std::array<char, kMaxForm> form_;
   std::array<Entry, kEntries> entries_;
   std::size_t next_ = 0;
-  KeywordSites uncached_{std::string_view()};
+  Entry uncached_;
 };
 
 thread_local SitesCache sites_cache;
@@ -229,19 +323,20 @@ std::size_t skip_separator(std::string_view s, std::size_t pos) {
 }
 
 // A number, nan or inf at `pos`, not followed by more of a word.
-std::optional<double> read_value(std::string_view s, std::size_t pos, std::size_t* end = nullptr) {
+std::optional<double> read_value_at(std::string_view s, std::size_t pos, std::size_t* end) {
   if (pos >= s.size()) return std::nullopt;
   bool negative = false;
   if (s[pos] == '+' || s[pos] == '-') {
     negative = s[pos] == '-';
     ++pos;
   }
-  if (iequals_at(s, pos, "nan")) {
+  const char first = pos < s.size() ? s[pos] : '\0';
+  if ((first == 'n' || first == 'N') && iequals_at(s, pos, "nan")) {
     if (pos + 3 < s.size() && is_alpha(s[pos + 3])) return std::nullopt;
     if (end) *end = pos + 3;
     return std::nan("");
   }
-  if (iequals_at(s, pos, "inf")) {
+  if ((first == 'i' || first == 'I') && iequals_at(s, pos, "inf")) {
     std::size_t e = pos + (iequals_at(s, pos, "infinity") ? 8 : 3);
     if (e < s.size() && is_alpha(s[e])) return std::nullopt;  // "info", "inference"
     if (end) *end = e;
@@ -255,6 +350,22 @@ std::optional<double> read_value(std::string_view s, std::size_t pos, std::size_
   if (e < s.size() && is_alpha(s[e])) return std::nullopt;  // "8bit", a version, an id
   if (end) *end = e;
   return negative ? -v : v;
+}
+
+void tape_read(Read kind, std::size_t pos, std::size_t end, const std::optional<double>& v, std::uint16_t asks,
+               Derive how = Derive::same) {
+  tape->add(Taped{kind, how, asks, answers_of(v, asks), static_cast<std::uint32_t>(pos),
+                  static_cast<std::uint32_t>(v ? end : 0), v.value_or(0), 0});
+}
+
+// `asks`: what the caller asks of the value (see Ask).
+std::optional<double> read_value(std::string_view s, std::size_t pos, std::size_t* end = nullptr,
+                                 std::uint16_t asks = 0) {
+  std::size_t e = 0;
+  const std::optional<double> v = read_value_at(s, pos, &e);
+  if (tape) tape_read(Read::value, pos, e, v, asks);
+  if (v && end) *end = e;
+  return v;
 }
 
 // The word just before `pos` (skipping one blank), lower-cased.
@@ -326,7 +437,7 @@ std::optional<double> find_step(std::string_view s, const KeywordSites& sites) {
       if (after < s.size() && is_alpha(s[after])) continue;
       std::size_t at = skip_separator(s, after);
       std::size_t end = 0;
-      auto v = read_value(s, at, &end);
+      auto v = read_value(s, at, &end, kFinite | kNegative | kHuge | kWhole);
       // A step is a whole number; past 1e15 it is an id or a timestamp.
       if (v && std::isfinite(*v) && *v >= 0 && *v <= 1e15 && *v == std::floor(*v)) return v;
     }
@@ -349,7 +460,7 @@ std::optional<double> find_loss(std::string_view s, const KeywordSites& sites, b
     if (pos > 0 && is_digit(s[pos - 1])) continue;
     // A NaN or Inf in any part of the loss is one in the loss.
     auto non_finite = [&](std::size_t key_end) -> std::optional<double> {
-      auto v = read_value(s, skip_separator(s, key_end));
+      auto v = read_value(s, skip_separator(s, key_end), nullptr, kFinite);
       return v && !std::isfinite(*v) ? v : std::nullopt;
     };
     if (after < s.size() && is_word_char(s[after])) {
@@ -427,7 +538,7 @@ std::optional<double> find_evaluation_loss(std::string_view s, const KeywordSite
 }
 
 // A number that ends at `end`, read backwards ("1.61" before "s/it").
-std::optional<double> number_before(std::string_view s, std::size_t end) {
+std::optional<double> number_before_at(std::string_view s, std::size_t end) {
   std::size_t start = end;
   while (start > 0 && (is_digit(s[start - 1]) || s[start - 1] == '.')) --start;
   double v = 0;
@@ -436,18 +547,38 @@ std::optional<double> number_before(std::string_view s, std::size_t end) {
   return v;
 }
 
+std::optional<double> number_before(std::string_view s, std::size_t end, std::uint16_t asks = 0) {
+  const std::optional<double> v = number_before_at(s, end);
+  if (tape) tape_read(Read::before, end, end, v, asks);
+  return v;
+}
+
+// The number of seconds_at(), and where it ends.
+std::optional<double> seconds_number_at(std::string_view s, std::size_t pos, std::size_t& end) {
+  double v = 0;
+  const auto [ptr, ec] = read_double(s.data() + pos, s.data() + s.size(), v);
+  if (ec != std::errc()) return std::nullopt;
+  end = static_cast<std::size_t>(ptr - s.data());
+  return v;
+}
+
 // Seconds from a number at `pos` and its unit: `ms`, `s`, or none where
 // `bare_scale` says what a bare number is (0: a unit is required).
 std::optional<double> seconds_at(std::string_view s, std::size_t pos, double bare_scale) {
-  double v = 0;
-  auto [ptr, ec] = read_double(s.data() + pos, s.data() + s.size(), v);
-  if (ec != std::errc() || !std::isfinite(v) || v < 0) return std::nullopt;
-  const std::string_view unit = s.substr(static_cast<std::size_t>(ptr - s.data()));
+  std::size_t end = 0;
+  const std::optional<double> number = seconds_number_at(s, pos, end);
+  auto taped = [&](Derive how) {
+    if (tape) tape_read(Read::seconds, pos, end, number, kFinite | kNegative, how);
+  };
+  if (!number || !std::isfinite(*number) || *number < 0) return taped(Derive::same), std::nullopt;
+  const double v = *number;
+  const std::string_view unit = s.substr(end);
   auto unit_is = [&](std::string_view u) {
     return unit.starts_with(u) && (unit.size() == u.size() || !is_alpha(unit[u.size()]));
   };
-  if (unit_is("ms")) return v / 1000;
-  if (unit_is("s")) return v;
+  if (unit_is("ms")) return taped(Derive::per_thousand), v / 1000;
+  if (unit_is("s")) return taped(Derive::same), v;
+  taped(bare_scale == 1e-3 ? Derive::times_milli : Derive::same);
   if (!unit.empty() && is_alpha(unit[0])) return std::nullopt;
   return bare_scale > 0 ? std::optional<double>(v * bare_scale) : std::nullopt;
 }
@@ -473,7 +604,8 @@ std::optional<double> find_step_seconds(std::string_view s, const KeywordSites& 
   if (sites.per_it.n)
     if (auto v = number_before(s, sites.per_it.at[sites.per_it.n - 1])) return v;
   if (sites.it_per.n)
-    if (auto v = number_before(s, sites.it_per.at[sites.it_per.n - 1]); v && *v > 0) return 1 / *v;
+    if (auto v = number_before(s, sites.it_per.at[sites.it_per.n - 1], kZero | kNegative); v && *v > 0)
+      return 1 / *v;
   for (std::size_t pos : sites.iteration)
     if (pos >= 4 && s.substr(pos - 4, 4) == "per " && s.substr(pos + 9, 6) == " (ms):")
       if (auto v = seconds_at(s, skip_separator(s, pos + 15), 1e-3)) return v;
@@ -560,7 +692,9 @@ std::optional<double> find_items_per_second(std::string_view s, const KeywordSit
     if (start == pos || unit.size() != pos - start || !is_one_of(unit, kUnits)) continue;
     std::size_t key_end = pos + (s[pos] == '_' ? 8 : 2);
     while (key_end < s.size() && is_alpha(s[key_end])) ++key_end;  // "sec", "second"
-    if (auto v = read_value(s, skip_separator(s, key_end)); v && std::isfinite(*v) && *v >= 0) return v;
+    if (auto v = read_value(s, skip_separator(s, key_end), nullptr, kFinite | kNegative);
+        v && std::isfinite(*v) && *v >= 0)
+      return v;
     std::size_t before = start;
     while (before > 0 && s[before - 1] == ' ') --before;
     if (auto v = number_before(s, before)) return v;
@@ -576,7 +710,7 @@ std::optional<double> find_epoch(std::string_view s, const KeywordSites& sites) 
     if (after < s.size() && is_alpha(s[after])) continue;  // "epochs"
     std::size_t at = skip_separator(s, after);
     if (at < s.size() && s[at] == '[') at = skip_separator(s, at + 1);
-    auto v = read_value(s, at);
+    auto v = read_value(s, at, nullptr, kFinite | kNegative | kMillion);
     if (v && std::isfinite(*v) && *v >= 0 && *v < 1e6) return v;
   }
   return std::nullopt;
@@ -632,11 +766,22 @@ double trend(const std::vector<double>& loss) {
 }
 
 // A whole number at `pos`, and where it ends.
-std::optional<std::uint64_t> whole_number(std::string_view s, std::size_t pos, std::size_t& end) {
+std::optional<std::uint64_t> whole_number_at(std::string_view s, std::size_t pos, std::size_t& end) {
   std::uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data() + pos, s.data() + s.size(), v);
   if (ec != std::errc()) return std::nullopt;
   end = static_cast<std::size_t>(p - s.data());
+  return v;
+}
+
+std::optional<std::uint64_t> whole_number(std::string_view s, std::size_t pos, std::size_t& end,
+                                          std::uint16_t asks = 0) {
+  std::size_t e = 0;
+  const std::optional<std::uint64_t> v = whole_number_at(s, pos, e);
+  if (tape)
+    tape->add(Taped{Read::whole, Derive::same, asks, answers_of(v, asks), static_cast<std::uint32_t>(pos),
+                    static_cast<std::uint32_t>(v ? e : 0), 0, v.value_or(0)});
+  if (v) end = e;
   return v;
 }
 
@@ -655,19 +800,148 @@ bool read_epoch_bar(std::string_view s, ProgressReading& r) {
   std::size_t end = 0;
   const auto position = at == s.npos ? std::nullopt : whole_number(s, at, end);
   if (!position || end >= s.size() || s[end] != '/') return false;
-  const auto total = whole_number(s, end + 1, end);
+  const auto total = whole_number(s, end + 1, end, kZero);
   if (!total || *total == 0 || s.compare(end, 2, " [") != 0) return false;
   r.bar_position = position;
   r.bar_total = total;
   return true;
 }
 
-}  // namespace
 
-ProgressReading parse_progress(std::string_view segment) {
+double derive(Derive how, double v) {
+  switch (how) {
+    case Derive::per_thousand: return v / 1000;
+    case Derive::times_milli: return v * 1e-3;
+    case Derive::inverse: return 1 / v;
+    default: return v;
+  }
+}
+
+// The plan of a parse: each reading matched to the one read it comes from
+// and how; not ready where a reading matches none, or more than one.
+Plan make_plan(const Tape& t, const ProgressReading& r) {
+  Plan plan;
+  if (t.overflow) return plan;
+  plan.n = t.n;
+  std::copy(t.reads.begin(), t.reads.begin() + static_cast<std::ptrdiff_t>(t.n), plan.reads.begin());
+  bool ok = true;
+  auto same_read = [&](std::size_t a, std::size_t b) {
+    return t.reads[a].kind == t.reads[b].kind && t.reads[a].pos == t.reads[b].pos;
+  };
+  auto match = [&](const std::optional<double>& x, Source& out) {
+    if (!x || !ok) return;
+    const auto bits = std::bit_cast<std::uint64_t>(*x);
+    int found = -1;
+    for (std::size_t k = 0; k < t.n; ++k) {
+      const Taped& read = t.reads[k];
+      if (!(read.answers & 1) || read.kind == Read::whole) continue;
+      // A value is taken as read, a number before a unit maybe inverted (a
+      // rate), seconds as their unit said.
+      static constexpr Derive kBefore[] = {Derive::same, Derive::inverse};
+      const std::span<const Derive> ways =
+          read.kind == Read::before ? std::span<const Derive>(kBefore) : std::span<const Derive>(&read.how, 1);
+      for (const Derive how : ways) {
+        if (std::bit_cast<std::uint64_t>(derive(how, read.value)) != bits) continue;
+        if (found >= 0 && !(same_read(static_cast<std::size_t>(found), k) && out.how == how)) {
+          ok = false;  // two reads could have given it
+          return;
+        }
+        found = static_cast<int>(k);
+        out = {static_cast<std::uint8_t>(k), how};
+      }
+    }
+    if (found < 0) ok = false;
+  };
+  auto match_whole = [&](const std::optional<std::uint64_t>& x, Source& out) {
+    if (!x || !ok) return;
+    int found = -1;
+    for (std::size_t k = 0; k < t.n; ++k) {
+      if (t.reads[k].kind != Read::whole || !(t.reads[k].answers & 1) || t.reads[k].whole != *x) continue;
+      if (found >= 0 && !same_read(static_cast<std::size_t>(found), k)) {
+        ok = false;
+        return;
+      }
+      found = static_cast<int>(k);
+      out = {static_cast<std::uint8_t>(k), Derive::same};
+    }
+    if (found < 0) ok = false;
+  };
+  match(r.step, plan.step);
+  match(r.epoch, plan.epoch);
+  match(r.loss, plan.loss);
+  match(r.evaluation_loss, plan.evaluation_loss);
+  match(r.step_seconds, plan.step_seconds);
+  match(r.grad_norm, plan.grad_norm);
+  match(r.learning_rate, plan.learning_rate);
+  match(r.loss_scale, plan.loss_scale);
+  match(r.items_per_second, plan.items_per_second);
+  match_whole(r.bar_position, plan.bar_position);
+  match_whole(r.bar_total, plan.bar_total);
+  plan.ready = ok;
+  return plan;
+}
+
+// Reads a segment of a planned layout by its plan: false, with `r` unset,
+// where a number answers otherwise than the planned one did.
+bool replay(const Plan& plan, std::string_view s, ProgressReading& r) {
+  std::array<double, Tape::kMax> values;
+  std::array<std::uint64_t, Tape::kMax> wholes;
+  for (std::size_t k = 0; k < plan.n; ++k) {
+    const Taped& t = plan.reads[k];
+    std::size_t end = 0;
+    std::uint16_t answers = 0;
+    switch (t.kind) {
+      case Read::value: {
+        const auto v = read_value_at(s, t.pos, &end);
+        answers = answers_of(v, t.asks);
+        values[k] = v.value_or(0);
+        break;
+      }
+      case Read::before: {
+        const auto v = number_before_at(s, t.pos);
+        end = t.pos;
+        answers = answers_of(v, t.asks);
+        values[k] = v.value_or(0);
+        break;
+      }
+      case Read::seconds: {
+        const auto v = seconds_number_at(s, t.pos, end);
+        answers = answers_of(v, t.asks);
+        values[k] = v.value_or(0);
+        break;
+      }
+      case Read::whole: {
+        const auto v = whole_number_at(s, t.pos, end);
+        answers = answers_of(v, t.asks);
+        wholes[k] = v.value_or(0);
+        break;
+      }
+    }
+    if (answers != t.answers || (answers != 0 && end != t.end)) return false;
+  }
+  auto put = [&](const Source& from, std::optional<double>& x) {
+    if (from.how != Derive::absent) x = derive(from.how, values[from.read]);
+  };
+  auto put_whole = [&](const Source& from, std::optional<std::uint64_t>& x) {
+    if (from.how != Derive::absent) x = wholes[from.read];
+  };
+  put(plan.step, r.step);
+  put(plan.epoch, r.epoch);
+  put(plan.loss, r.loss);
+  put(plan.evaluation_loss, r.evaluation_loss);
+  put(plan.step_seconds, r.step_seconds);
+  put(plan.grad_norm, r.grad_norm);
+  put(plan.learning_rate, r.learning_rate);
+  put(plan.loss_scale, r.loss_scale);
+  put(plan.items_per_second, r.items_per_second);
+  put_whole(plan.bar_position, r.bar_position);
+  put_whole(plan.bar_total, r.bar_total);
+  r.grad_non_finite = r.grad_norm && !std::isfinite(*r.grad_norm);
+  return true;
+}
+
+ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites) {
   ProgressReading r;
-  const KeywordSites& sites = sites_cache.of(segment);
-  if (sites.loss.n == 0) return r;
   const std::optional<double> step = find_step(segment, sites);
   // tqdm's rate, as it prints it (the sites are found whatever the case).
   auto printed = [&](const KeywordSites::List& at, std::string_view unit) {
@@ -692,6 +966,21 @@ ProgressReading parse_progress(std::string_view segment) {
     if (!r.learning_rate) r.learning_rate = value_after(segment, sites.learning_rate, 13);
     r.loss_scale = find_loss_scale(segment, sites);
   }
+  return r;
+}
+
+}  // namespace
+
+ProgressReading parse_progress(std::string_view segment) {
+  ProgressReading r;  // the one object returned (a copy of it cost more than a replay)
+  SitesCache::Entry& layout = sites_cache.of(segment);
+  if (layout.sites.loss.n == 0) return r;
+  if (layout.plan.ready && replay(layout.plan, segment, r)) return r;
+  Tape t;
+  tape = &t;
+  r = parse_sites(segment, layout.sites);
+  tape = nullptr;
+  if (layout.kept) layout.plan = make_plan(t, r);
   return r;
 }
 

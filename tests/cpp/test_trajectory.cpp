@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -68,10 +69,11 @@ TEST(Progress, ReadsEveryFrameworksLossLine) {
   EXPECT_DOUBLE_EQ(*keras.loss, 2.2);
 }
 
-// The keyword sites of a line are kept for later lines that differ from it
-// only in their digits (one format string, other numbers). Every example line
-// of the shipped rules, and a copy of it with each digit changed, must read the
-// same whether the copy follows its original (sites reused) or is read first
+// The keyword sites of a line, and the plan of its parse, are kept for later
+// lines that differ from it only in their digits (one format string, other
+// numbers). Every example line of the shipped rules, and copies of it with
+// other digits, must read the same whether a copy follows its original (sites
+// reused, the parse replayed where its numbers answer alike) or is read first
 // on a fresh thread (nothing kept).
 TEST(Progress, LinesOfOneLayoutReadAsIfEachWereReadAlone) {
   auto same = [](const std::optional<double>& a, const std::optional<double>& b) {
@@ -84,8 +86,9 @@ TEST(Progress, LinesOfOneLayoutReadAsIfEachWereReadAlone) {
            same(a.loss_scale, b.loss_scale) && same(a.items_per_second, b.items_per_second) &&
            a.bar_position == b.bar_position && a.bar_total == b.bar_total && a.grad_non_finite == b.grad_non_finite;
   };
-  // Each example line with digits, then its copy.
+  // Each example line with digits, then its copies.
   std::vector<std::string> lines;
+  std::mt19937 rng(29);
   for (const Rule& rule : shipped_rules()->rules())
     for (const Example& e : rule.examples) {
       if (std::none_of(e.line.begin(), e.line.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
@@ -94,11 +97,37 @@ TEST(Progress, LinesOfOneLayoutReadAsIfEachWereReadAlone) {
         if (c >= '0' && c <= '9') c = static_cast<char>('0' + (c - '0' + 7) % 10);  // 0 -> 7, 3 -> 0
       lines.push_back(e.line);
       lines.push_back(std::move(copy));
+      // Copies with other digits, read by the plan of their layout where each
+      // number answers the parse's questions as the first one's did.
+      for (int k = 0; k < 3; ++k) {
+        std::string other = e.line;
+        for (char& c : other)
+          if (c >= '0' && c <= '9') c = static_cast<char>('0' + rng() % 10);
+        lines.push_back(std::move(other));
+      }
     }
   ASSERT_GT(lines.size(), 600u);
   // One length, two layouts that part only at their last key.
   lines.push_back("step 10 loss 2.5 | lr 0.01");
   lines.push_back("step 10 loss 2.5 | dt 0.01");
+  // Lines of one layout whose numbers answer otherwise: a step that is not
+  // whole, an epoch past 1e6, a rate of zero, a bar's total of zero, a NaN,
+  // step times in ms, bare and per step.
+  for (const char* line : {"step 10.0 loss 2.5 lr 0.1", "step 10.5 loss 2.5 lr 0.1", "step 00.0 loss 0.0 lr 0.0",
+                           "epoch 1 loss 2.5", "epoch 9 loss 2.5", "epoch 1000000 loss 2.5", "epoch 9999999 loss 2.5",
+                           "Epoch 3:  45%|####5     | 9/20 [00:03<00:04,  2.61it/s, loss=0.3]",
+                           "Epoch 3:  45%|####5     | 9/00 [00:03<00:04,  0.00it/s, loss=0.3]",
+                           "Epoch 3:  45%|####5     | 0/20 [00:03<00:04,  1.00it/s, loss=0.3]",
+                           " 12/100 [00:03<00:04,  1.61s/it, loss=2.5]", " 12/100 [00:03<00:04,  0.00s/it, loss=2.5]",
+                           "iteration 7 | elapsed time per iteration (ms): 425.0 | lm loss: 2.17E+00 | grad norm: 1.2",
+                           "iteration 7 | elapsed time per iteration (ms): 404.5 | lm loss: 2.17E+00 | grad norm: 0.0",
+                           "iteration 7 | elapsed time per iteration (ms): 404.5 | lm loss: 9.99E+99 | grad norm: 9.9",
+                           "step 12 loss 2.5 dt: 51.25ms", "step 12 loss 2.5 dt: 00.00ms", "step 12 loss 2.5 dt: 51.25s",
+                           "[2990] loss=0.5, lr=0.1", "[0000] loss=0.5, lr=0.1", "step 1 loss nan lr 0.1",
+                           "step 1 loss inf lr 0.1", "{'loss': 2.5, 'grad_norm': nan, 'epoch': 0.0}",
+                           "{'loss': 2.5, 'grad_norm': 1.5, 'epoch': 0.0}", "{'loss': 2.5, 'grad_norm': 1.5, 'epoch': 0.5}",
+                           "tok/sec: 10130.34 step 3 loss 2.5", "tok/sec: 00000.00 step 3 loss 2.5"})
+    lines.push_back(line);
   std::vector<detail::ProgressReading> alone(lines.size());
   for (std::size_t i = 0; i < lines.size(); ++i) std::thread([&] { alone[i] = parse_progress(lines[i]); }).join();
   // In file order (each copy right after its original), then by length, so
