@@ -115,9 +115,13 @@ bool torchrun_tag(Cursor& c, LineFields& f) {
   return attempt(c, [&] {
     if (!c.eat("[")) return false;
     if (!c.eat("rank") && !c.eat("default")) return false;
+    const std::size_t at = c.pos;
     auto rank = c.number();
-    if (!rank || !c.eat("]:")) return false;
+    if (!rank) return false;
+    const std::string_view digits = c.s.substr(at, c.pos - at);
+    if (!c.eat("]:")) return false;
     f.rank = rank;
+    f.rank_text = digits;
     return true;
   });
 }
@@ -126,9 +130,13 @@ bool torchrun_tag(Cursor& c, LineFields& f) {
 bool srun_tag(Cursor& c, LineFields& f) {
   return attempt(c, [&] {
     c.spaces();
+    const std::size_t at = c.pos;
     auto rank = c.number();
-    if (!rank || !c.eat(": ")) return false;
+    if (!rank) return false;
+    const std::string_view digits = c.s.substr(at, c.pos - at);
+    if (!c.eat(": ")) return false;
     f.rank = rank;
+    f.rank_text = digits;
     return true;
   });
 }
@@ -149,9 +157,13 @@ bool nccl_tag(Cursor& c, LineFields& f) {
     if (c.pos == start || c.pos - start > 253 || !c.eat(":")) return false;
     const std::string_view host = c.s.substr(start, c.pos - start - 1);
     if (!c.skip_number(10) || !c.eat(":") || !c.skip_number(10) || !c.eat(" [")) return false;
+    const std::size_t at = c.pos;
     auto rank = c.number();
-    if (!rank || !c.eat("]")) return false;
+    if (!rank) return false;
+    const std::string_view digits = c.s.substr(at, c.pos - at);
+    if (!c.eat("]")) return false;
     f.rank = rank;
+    f.rank_text = digits;
     f.host = host;
     c.spaces();
     if (c.eat("NCCL ")) {
@@ -170,9 +182,13 @@ bool srun_task(Cursor& c, LineFields& f) {
     const std::string_view host = c.s.substr(c.pos, n);
     c.pos += n;
     if (n == 0 || !c.eat(": task ")) return false;
+    const std::size_t at = c.pos;
     auto rank = c.number();
-    if (!rank || !c.eat(": ")) return false;
+    if (!rank) return false;
+    const std::string_view digits = c.s.substr(at, c.pos - at);
+    if (!c.eat(": ")) return false;
     f.rank = rank;
+    f.rank_text = digits;
     f.host = host;
     f.source = "srun";
     f.severity = Severity::error;
@@ -355,7 +371,8 @@ bool tab_fields(Cursor& c, LineFields& f) {
       const std::size_t colon = text.rfind(':');
       if (colon != std::string_view::npos && host_name_length(text.substr(0, colon)) == colon) {
         Cursor rank{text.substr(colon + 1)};
-        if (auto r = rank.number(); r && rank.at_end()) seen.host = text.substr(0, colon), seen.rank = r;
+        if (auto r = rank.number(); r && rank.at_end())
+          seen.host = text.substr(0, colon), seen.rank = r, seen.rank_text = rank.s;
       } else {
         seen.source = text;
       }
@@ -479,6 +496,7 @@ LineFields read_line(std::string_view line, const LineFields& launcher) {
     if (cr + 1 < line.size()) {
       LineFields shown;
       shown.rank = f.rank;
+      shown.rank_text = f.rank_text;
       shown.host = f.host;
       Cursor last{line, cr + 1};
       logging_prefix(line, last, shown);

@@ -20,6 +20,7 @@ namespace gpudiag::detail {
 // decoration (emoji, rules of dashes or equals signs).
 struct LineFields {
   std::optional<int> rank;
+  std::string_view rank_text;  // the rank's digits in the line
   std::string_view host;
   std::string_view timestamp;
   Severity severity = Severity::unknown;

@@ -1,6 +1,7 @@
 #include "line_scanner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -182,6 +183,7 @@ class LayoutCache {
     const Report* reports = nullptr;
     std::size_t count = 0;
     bool known = false;
+    std::uint64_t id = 0;  // LineHit::layout
   };
 
   void use(std::uint64_t rule_set) {
@@ -190,18 +192,23 @@ class LayoutCache {
     rule_set_ = rule_set;
   }
 
+  // The id of the entry at `index`: unique in the process, as each filling
+  // of a cache, on any thread, has a generation of its own.
+  std::uint64_t id(std::size_t index) const { return generation_ << 16 | (index + 1); }
+
   Found find(std::uint64_t key, const char* line, std::size_t size) const {
     if (slots_.empty()) return {};
     const std::uint32_t* bucket = slots_.data() + (key & kBucketMask) * kWays;
     for (std::size_t way = 0; way < kWays && bucket[way] != 0; ++way) {
       const Entry& e = entries_[bucket[way] - 1];
       if (e.key == key && e.size == size && has_layout(line, bytes_.data() + e.bytes, size))
-        return {reports_.data() + e.reports, e.count, true};
+        return {reports_.data() + e.reports, e.count, true, id(bucket[way] - 1)};
     }
     return {};
   }
 
-  void insert(std::uint64_t key, const std::string& layout, const Report* reports, std::size_t count) {
+  // Keeps a layout's reports; its id.
+  std::uint64_t insert(std::uint64_t key, const std::string& layout, const Report* reports, std::size_t count) {
     if (entries_.size() >= kMaxEntries || bytes_.size() + layout.size() > kMaxBytes ||
         reports_.size() + count > kMaxReports)
       clear();
@@ -213,6 +220,7 @@ class LayoutCache {
     std::uint32_t* bucket = slots_.data() + (key & kBucketMask) * kWays;
     std::memmove(bucket + 1, bucket, (kWays - 1) * sizeof *bucket);
     bucket[0] = static_cast<std::uint32_t>(entries_.size());
+    return id(entries_.size() - 1);
   }
 
  private:
@@ -230,8 +238,14 @@ class LayoutCache {
     entries_.clear();
     bytes_.clear();
     reports_.clear();
+    generation_ = next_generation();
+  }
+  static std::uint64_t next_generation() {
+    static std::atomic<std::uint64_t> last{0};
+    return ++last;
   }
   std::uint64_t rule_set_ = 0;
+  std::uint64_t generation_ = next_generation();
   std::vector<std::uint32_t> slots_;  // entry index + 1, 0 where none
   std::vector<Entry> entries_;
   std::string bytes_;
@@ -334,7 +348,8 @@ void LineScanner::scan_lines(std::string_view piece) {
       if (found.known) {
         const std::uint64_t offset = piece_start_ + at(p);
         for (std::size_t k = 0; k < found.count; ++k)
-          emit(found.reports[k].pattern, number, offset, std::string_view(p, size), found.reports[k].end - 1, false);
+          emit(found.reports[k].pattern, number, offset, std::string_view(p, size), found.reports[k].end - 1, false,
+               found.id);
       } else {
         ++missed_;
         add_fresh({at(p), size + 1, number, key, true, true, false});
@@ -404,12 +419,13 @@ void LineScanner::scan_fresh() {
     for (std::size_t i = first; i < k; ++i)
       if (rules_.line_scope[run_reports_[i].pattern] != kScopePart)
         line_reports_.push_back({run_reports_[i].pattern, static_cast<std::uint32_t>(run_reports_[i].end - line_start)});
+    std::uint64_t id = 0;
     if (line.cached) {
       layout_of(text, size, fresh_layout_);
-      layout_cache.insert(line.layout, fresh_layout_, line_reports_.data(), line_reports_.size());
+      id = layout_cache.insert(line.layout, fresh_layout_, line_reports_.data(), line_reports_.size());
     }
     for (const LayoutReport& r : line_reports_)
-      emit(r.pattern, line.number, line_start, std::string_view(text, size), r.end - 1, false);
+      emit(r.pattern, line.number, line_start, std::string_view(text, size), r.end - 1, false, id);
   }
   fresh_.clear();
 }
@@ -539,7 +555,7 @@ void LineScanner::deliver(unsigned pattern, std::uint64_t end) {
     return;
   }
   if (last_line_[rule] == tail_line_) return;
-  LineHit hit{rule, tail_line_, tail_start_, strip_cr(tail_), tail_truncated_, {}};
+  LineHit hit{rule, tail_line_, tail_start_, strip_cr(tail_), tail_truncated_, {}, 0};
   hit.full = hit.text;
   if (!confirmed_on(pattern, hit.full)) return;
   last_line_[rule] = hit.line;
@@ -547,10 +563,10 @@ void LineScanner::deliver(unsigned pattern, std::uint64_t end) {
 }
 
 void LineScanner::emit(unsigned pattern, std::uint64_t number, std::uint64_t offset, std::string_view text,
-                       std::size_t at, bool truncated) {
+                       std::size_t at, bool truncated, std::uint64_t layout) {
   const unsigned rule = rules_.pattern_rule[pattern];
   if (last_line_[rule] == number) return;
-  LineHit hit{rule, number, offset, {}, truncated, {}};
+  LineHit hit{rule, number, offset, {}, truncated, {}, layout};
   text = strip_cr(text);
   hit.full = text;
   if (text.size() > text_cap_) {

@@ -76,9 +76,9 @@ class LineScanner {
   void remember_tail(std::uint64_t piece_newlines);
   // Sends a hit of `pattern` on the whole line `text` (no line ending) on, if
   // its rule has none there yet and it is confirmed; `at`: the match's last
-  // byte in `text`.
+  // byte in `text`; `layout`: LineHit::layout.
   void emit(unsigned pattern, std::uint64_t number, std::uint64_t offset, std::string_view text,
-            std::size_t at, bool truncated);
+            std::size_t at, bool truncated, std::uint64_t layout = 0);
 
   // Layout mode (see above).
   void scan_lines(std::string_view piece);

@@ -16,6 +16,10 @@ struct LineHit {
   // The whole line as far as it lies in the scanned piece (no cap): for
   // sinks that read values out of long lines, such as progress bars.
   std::string_view full;
+  // Names the line's layout (its bytes with every digit read as 0) where the
+  // scanner knows it: the same number for every line of that layout in this
+  // process, and for no other; 0 where it does not know it.
+  std::uint64_t layout = 0;
 };
 
 // Receives each (rule, line) pair once. The scanner knows nothing of what is

@@ -993,22 +993,65 @@ void TrajectoryBuilder::on_hit(const LineHit& hit) {
     // Two progress rules matching one line still make one set of readings.
     if (hit.line != last_line_) {
       last_line_ = hit.line;
-      last_line_read_ = add_line(hit.full, hit.line);
+      last_line_read_ = add_line(hit.full, hit.line, hit.layout);
     }
     if (!last_line_read_) return;
   }
   if (next_) next_->on_hit(hit);
 }
 
-bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line) {
+bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line, std::uint64_t layout) {
   // Every rank prints the same run; once one is followed, the others' lines
   // are not read at all, which is most of a multi-rank log's progress lines:
   // their launcher tag alone says so.
-  const LineFields launcher = read_line(text, Depth::launcher);
-  if (rank_chosen_ && launcher.rank && launcher.rank != rank_) return false;
-  const LineFields tag = read_line(text, launcher);
-  if (rank_chosen_ && tag.rank != rank_) return false;
-  text = tag.body;
+  const LineShape* shape = nullptr;
+  if (layout != 0)
+    for (const LineShape& s : shapes_)
+      if (s.layout == layout) shape = &s;
+  auto rank_at = [&](bool has, std::uint32_t at, std::uint32_t size) -> std::optional<int> {
+    if (!has) return std::nullopt;
+    int value = 0;
+    for (std::uint32_t i = at; i < at + size; ++i) value = value * 10 + (text[i] - '0');
+    return value;  // at most six digits: an int
+  };
+  std::optional<int> launcher_rank, tag_rank;
+  std::string_view body;
+  if (shape) {
+    launcher_rank = rank_at(shape->launcher_rank, shape->launcher_rank_at, shape->launcher_rank_size);
+    if (rank_chosen_ && launcher_rank && launcher_rank != rank_) return false;
+    tag_rank = rank_at(shape->tag_rank, shape->tag_rank_at, shape->tag_rank_size);
+    body = text.substr(shape->body_at, shape->body_size);
+  } else {
+    const LineFields launcher = read_line(text, Depth::launcher);
+    if (layout != 0) {
+      // Kept before the rank check: the next line of this layout may be the followed rank's.
+      const LineFields tag = read_line(text, launcher);
+      auto at = [&](std::string_view field) { return static_cast<std::uint32_t>(field.data() - text.data()); };
+      LineShape& s = shapes_[next_shape_];
+      next_shape_ = (next_shape_ + 1) % shapes_.size();
+      s = LineShape{layout,
+                    launcher.rank.has_value(),
+                    tag.rank.has_value(),
+                    launcher.rank ? at(launcher.rank_text) : 0,
+                    static_cast<std::uint32_t>(launcher.rank_text.size()),
+                    tag.rank ? at(tag.rank_text) : 0,
+                    static_cast<std::uint32_t>(tag.rank_text.size()),
+                    at(tag.body),
+                    static_cast<std::uint32_t>(tag.body.size())};
+      launcher_rank = launcher.rank;
+      tag_rank = tag.rank;
+      body = tag.body;
+      if (rank_chosen_ && launcher_rank && launcher_rank != rank_) return false;
+    } else {
+      if (rank_chosen_ && launcher.rank && launcher.rank != rank_) return false;
+      const LineFields tag = read_line(text, launcher);
+      launcher_rank = launcher.rank;
+      tag_rank = tag.rank;
+      body = tag.body;
+    }
+  }
+  if (rank_chosen_ && tag_rank != rank_) return false;
+  text = body;
   bool read = false;
   // tqdm redraws its bar with carriage returns: one line, many readings.
   std::size_t start = 0;
@@ -1024,8 +1067,8 @@ bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line) {
       read = true;
       if (!rank_chosen_) {
         rank_chosen_ = true;
-        rank_ = tag.rank;
-        t_.rank = tag.rank;
+        rank_ = tag_rank;
+        t_.rank = tag_rank;
       }
       add(r, line);
     }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -101,7 +102,8 @@ class TrajectoryBuilder : public MatchSink {
                              std::size_t capacity = 512);
   void on_hit(const LineHit& hit) override;
   // Whether the line held a training-loss reading of the rank being followed.
-  bool add_line(std::string_view text, std::uint64_t line);
+  // `layout`: LineHit::layout, where known.
+  bool add_line(std::string_view text, std::uint64_t line, std::uint64_t layout = 0);
   Trajectory finish() const;  // the series with its shape
   std::uint64_t readings() const { return t_.readings; }  // so far
   std::optional<StepTimeChange> step_time_change() const;
@@ -117,6 +119,19 @@ class TrajectoryBuilder : public MatchSink {
   template <class R>
   void keep_evenly(std::vector<R>& series, std::size_t& stride, std::uint64_t ordinal, const R& x) const;
   Trajectory shaped() const;
+
+  // Where the line model found the rank and the body of a line of a layout
+  // lately read (the model is blind to digits: every line of one layout has
+  // them in the same places), so that a progress line of a known layout is
+  // not read through its prefixes again.
+  struct LineShape {
+    std::uint64_t layout = 0;
+    bool launcher_rank = false, tag_rank = false;
+    std::uint32_t launcher_rank_at = 0, launcher_rank_size = 0, tag_rank_at = 0, tag_rank_size = 0;
+    std::uint32_t body_at = 0, body_size = 0;
+  };
+  std::array<LineShape, 4> shapes_;
+  std::size_t next_shape_ = 0;
 
   const RuleSet::Impl& rules_;
   MatchSink* next_;

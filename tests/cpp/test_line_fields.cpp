@@ -9,6 +9,7 @@
 #include <string>
 
 #include "line_fields.hpp"
+#include "test_util.hpp"
 #include "text_util.hpp"
 
 using gpudiag::Severity;
@@ -126,6 +127,61 @@ void expect_read_as_from_chars(const std::string& s) {
 }
 
 }  // namespace
+
+// The line model is blind to digits: a line whose bytes differ from
+// another's only in their digits has its fields in the same places (the
+// trajectory reader reads the rank and body of a line of a known layout from
+// there), and its rank is the number its rank digits say. Every example line
+// of the shipped rules, under the launcher tags and prefixes logs carry, and
+// copies of each with other digits.
+TEST(LineFields, LinesOfOneLayoutHaveTheirFieldsInOnePlace) {
+  std::mt19937 rng(31);
+  std::size_t ranks = 0, lines = 0;
+  auto place = [](std::string_view field, std::string_view line) {
+    if (field.data() >= line.data() && field.data() <= line.data() + line.size())
+      return std::string("@") + std::to_string(field.data() - line.data()) + "+" + std::to_string(field.size());
+    return std::string(field);  // a name the model gives ("NCCL"), not the line's bytes
+  };
+  auto same_places = [&](const gpudiag::detail::LineFields& a, std::string_view la,
+                         const gpudiag::detail::LineFields& b, std::string_view lb) {
+    EXPECT_EQ(a.rank.has_value(), b.rank.has_value()) << la << "\n" << lb;
+    EXPECT_EQ(place(a.rank_text, la), place(b.rank_text, lb)) << la << "\n" << lb;
+    if (b.rank) {
+      int value = 0;
+      std::from_chars(b.rank_text.data(), b.rank_text.data() + b.rank_text.size(), value);
+      EXPECT_EQ(*b.rank, value) << lb;
+    }
+    EXPECT_EQ(place(a.host, la), place(b.host, lb)) << la << "\n" << lb;
+    EXPECT_EQ(place(a.timestamp, la), place(b.timestamp, lb)) << la << "\n" << lb;
+    EXPECT_EQ(place(a.source, la), place(b.source, lb)) << la << "\n" << lb;
+    EXPECT_EQ(a.severity, b.severity) << la << "\n" << lb;
+    EXPECT_EQ(a.message_offset, b.message_offset) << la << "\n" << lb;
+    EXPECT_EQ(place(a.message, la), place(b.message, lb)) << la << "\n" << lb;
+    EXPECT_EQ(place(a.body, la), place(b.body, lb)) << la << "\n" << lb;
+  };
+  const std::string prefixes[] = {"", "[rank3]: ", "[default12]:", "  7: ", "gpu-node-03: ", "0: [rank0]: ",
+                                  "dgx-b12:229161:229225 [5] NCCL INFO ", "2025-03-02 08:16:22,364 - INFO - ",
+                                  "srun: error: gpu-node-01: task 3: ", "[2026-11-23 10:00:00] ",
+                                  "I1221 13:42:36.293 1234 file.cc:12] ", "gpu-node-03:\t[rank1]:\t"};
+  for (const auto& rule : gpudiag::testing::shipped_rules()->rules())
+    for (const auto& example : rule.examples)
+      for (const std::string& prefix : prefixes) {
+        const std::string line = prefix + example.line;
+        const auto original = read_line(line);
+        const auto launcher = read_line(line, gpudiag::detail::Depth::launcher);
+        for (int k = 0; k < 2; ++k) {
+          std::string other = line;
+          for (char& c : other)
+            if (c >= '0' && c <= '9') c = static_cast<char>('0' + rng() % 10);
+          same_places(original, line, read_line(other), other);
+          same_places(launcher, line, read_line(other, gpudiag::detail::Depth::launcher), other);
+          ranks += original.rank.has_value();
+          ++lines;
+        }
+      }
+  EXPECT_GT(lines, 10000u);
+  EXPECT_GT(ranks, 5000u);
+}
 
 TEST(Numbers, ReadAsFromCharsReadsThem) {
   std::mt19937_64 rng(20261126);
