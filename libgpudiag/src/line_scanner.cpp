@@ -183,7 +183,9 @@ class LayoutCache {
     const Report* reports = nullptr;
     std::size_t count = 0;
     bool known = false;
-    std::uint64_t id = 0;  // LineHit::layout
+    std::uint64_t id = 0;     // LineHit::layout
+    std::uint32_t index = 0;  // the entry's, + 1
+    std::size_t size = 0;     // the line's, without its newline
   };
 
   void use(std::uint64_t rule_set) {
@@ -202,9 +204,29 @@ class LayoutCache {
     for (std::size_t way = 0; way < kWays && bucket[way] != 0; ++way) {
       const Entry& e = entries_[bucket[way] - 1];
       if (e.key == key && e.size == size && has_layout(line, bytes_.data() + e.bytes, size))
-        return {reports_.data() + e.reports, e.count, true, id(bucket[way] - 1)};
+        return found(bucket[way]);
     }
     return {};
+  }
+
+  // The layout that followed the layout `after` (an entry's index + 1) last
+  // time, if the line at `line` (before `end`) is of it: logs repeat
+  // sequences of layouts too (one rank's lines, then the next's), and this
+  // costs one comparison, where a lookup also finds the newline and hashes.
+  Found successor(std::uint32_t after, const char* line, const char* end) const {
+    if (after == 0 || after > entries_.size()) return {};
+    const std::uint32_t next = entries_[after - 1].next;
+    if (next == 0) return {};
+    const Entry& e = entries_[next - 1];
+    if (e.size >= static_cast<std::size_t>(end - line) || line[e.size] != '\n' ||
+        !has_layout(line, bytes_.data() + e.bytes, e.size))
+      return {};
+    return found(next);
+  }
+
+  // Notes that the layout `index` followed `after` (indexes + 1).
+  void link(std::uint32_t after, std::uint32_t index) {
+    if (after != 0 && after <= entries_.size()) entries_[after - 1].next = index;
   }
 
   // Keeps a layout's reports; its id.
@@ -214,7 +236,7 @@ class LayoutCache {
       clear();
     if (slots_.empty()) slots_.assign((kBucketMask + 1) * kWays, 0);
     entries_.push_back(Entry{key, static_cast<std::uint32_t>(bytes_.size()), static_cast<std::uint32_t>(layout.size()),
-                             static_cast<std::uint32_t>(reports_.size()), static_cast<std::uint32_t>(count)});
+                             static_cast<std::uint32_t>(reports_.size()), static_cast<std::uint32_t>(count), 0});
     bytes_.append(layout);
     reports_.insert(reports_.end(), reports, reports + count);
     std::uint32_t* bucket = slots_.data() + (key & kBucketMask) * kWays;
@@ -232,7 +254,12 @@ class LayoutCache {
   struct Entry {
     std::uint64_t key;
     std::uint32_t bytes, size, reports, count;
+    std::uint32_t next;  // the entry (+ 1) of the layout that followed it last
   };
+  Found found(std::uint32_t index) const {
+    const Entry& e = entries_[index - 1];
+    return {reports_.data() + e.reports, e.count, true, id(index - 1), index, e.size};
+  }
   void clear() {
     std::fill(slots_.begin(), slots_.end(), 0);
     entries_.clear();
@@ -321,6 +348,7 @@ void LineScanner::scan_lines(std::string_view piece) {
       bypass_ = missed_ * 4 > looked_ * 3 ? std::min<std::size_t>(std::max<std::size_t>(bypass_ * 2, kMinBypass), kMaxBypass) : 0;
       looked_ = missed_ = 0;
       if (bypass_ > 0) {
+        last_layout_ = 0;
         const std::size_t span = std::min<std::size_t>(bypass_, static_cast<std::size_t>(end - p));
         if (const char* last = find_last_newline(p, p + span)) {
           const std::size_t size = static_cast<std::size_t>(last - p) + 1;
@@ -331,6 +359,21 @@ void LineScanner::scan_lines(std::string_view piece) {
         }
       }
     }
+    if (fresh_.empty()) {
+      if (const LayoutCache::Found found = cache.successor(last_layout_, p, end); found.known) {
+        ++looked_;
+        const std::uint64_t offset = piece_start_ + at(p);
+        for (std::size_t k = 0; k < found.count; ++k)
+          emit(found.reports[k].pattern, number, offset, std::string_view(p, found.size), found.reports[k].end - 1,
+               false, found.id);
+        last_layout_ = found.index;
+        ++number;
+        p += found.size + 1;
+        continue;
+      }
+    }
+    const std::uint32_t previous = last_layout_;
+    last_layout_ = 0;
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
     if (!nl) {  // a line that goes on in the next piece
       add_fresh({at(p), at(end), number, 0, false, false, false});
@@ -350,6 +393,8 @@ void LineScanner::scan_lines(std::string_view piece) {
         for (std::size_t k = 0; k < found.count; ++k)
           emit(found.reports[k].pattern, number, offset, std::string_view(p, size), found.reports[k].end - 1, false,
                found.id);
+        cache.link(previous, found.index);
+        last_layout_ = found.index;
       } else {
         ++missed_;
         add_fresh({at(p), size + 1, number, key, true, true, false});

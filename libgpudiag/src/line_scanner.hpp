@@ -105,6 +105,7 @@ class LineScanner {
   // stretch scanned without lookups after a window of misses.
   static constexpr std::size_t kWindow = 64, kMinBypass = 64 << 10, kMaxBypass = 4 << 20;
   std::size_t looked_ = 0, missed_ = 0, bypass_ = 0;
+  std::uint32_t last_layout_ = 0;  // the layout cache's entry (+ 1) of the line before, if known
   std::string fresh_layout_;         // the layout of a fresh line being kept
   std::vector<LayoutReport> line_reports_;  // a fresh line's, as the cache keeps them
 
