@@ -340,32 +340,15 @@ void LineScanner::scan_lines(std::string_view piece) {
     p = next;
   }
   while (p < end) {
-    if (looked_ == kWindow) {
-      // Lines that seldom repeat a layout cost a lookup each and save
-      // nothing: after a window of them, the next stretch of whole lines is
-      // scanned as it comes, a longer one each time the window after it
-      // repeats as little.
-      bypass_ = missed_ * 4 > looked_ * 3 ? std::min<std::size_t>(std::max<std::size_t>(bypass_ * 2, kMinBypass), kMaxBypass) : 0;
-      looked_ = missed_ = 0;
-      if (bypass_ > 0) {
-        last_layout_ = 0;
-        const std::size_t span = std::min<std::size_t>(bypass_, static_cast<std::size_t>(end - p));
-        if (const char* last = find_last_newline(p, p + span)) {
-          const std::size_t size = static_cast<std::size_t>(last - p) + 1;
-          add_fresh({at(p), size, number, 0, false, true, true});
-          number += count_newlines(p, last + 1);
-          p = last + 1;
-          continue;
-        }
+    if (looked_ == kWindow)
+      if (const char* after = skip_stretch(p, end, number)) {
+        p = after;
+        continue;
       }
-    }
     if (fresh_.empty()) {
       if (const LayoutCache::Found found = cache.successor(last_layout_, p, end); found.known) {
         ++looked_;
-        const std::uint64_t offset = piece_start_ + at(p);
-        for (std::size_t k = 0; k < found.count; ++k)
-          emit(found.reports[k].pattern, number, offset, std::string_view(p, found.size), found.reports[k].end - 1,
-               false, found.id);
+        replay(found, p, number);
         last_layout_ = found.index;
         ++number;
         p += found.size + 1;
@@ -389,10 +372,7 @@ void LineScanner::scan_lines(std::string_view piece) {
         found = cache.find(key, p, size);
       }
       if (found.known) {
-        const std::uint64_t offset = piece_start_ + at(p);
-        for (std::size_t k = 0; k < found.count; ++k)
-          emit(found.reports[k].pattern, number, offset, std::string_view(p, size), found.reports[k].end - 1, false,
-               found.id);
+        replay(found, p, number);
         cache.link(previous, found.index);
         last_layout_ = found.index;
       } else {
@@ -416,6 +396,30 @@ void LineScanner::scan_lines(std::string_view piece) {
   last_byte_newline_ = piece.back() == '\n';
   piece_start_ += piece.size();
   piece_ = {};
+}
+
+const char* LineScanner::skip_stretch(const char* p, const char* end, std::uint64_t& number) {
+  // Lines that seldom repeat a layout cost a lookup each and save nothing:
+  // after a window of them, the next stretch of whole lines is scanned as it
+  // comes, a longer one each time the window after it repeats as little.
+  bypass_ = missed_ * 4 > looked_ * 3 ? std::clamp(bypass_ * 2, kMinBypass, kMaxBypass) : 0;
+  looked_ = missed_ = 0;
+  if (bypass_ == 0) return nullptr;
+  last_layout_ = 0;
+  const char* last = find_last_newline(p, p + std::min<std::size_t>(bypass_, static_cast<std::size_t>(end - p)));
+  if (!last) return nullptr;
+  add_fresh({static_cast<std::size_t>(p - piece_.data()), static_cast<std::size_t>(last - p) + 1, number, 0, false,
+             true, true});
+  number += count_newlines(p, last + 1);
+  return last + 1;
+}
+
+template <class Found>
+void LineScanner::replay(const Found& found, const char* line, std::uint64_t number) {
+  const std::uint64_t offset = piece_start_ + static_cast<std::uint64_t>(line - piece_.data());
+  for (std::size_t k = 0; k < found.count; ++k)
+    emit(found.reports[k].pattern, number, offset, std::string_view(line, found.size), found.reports[k].end - 1, false,
+         found.id);
 }
 
 void LineScanner::add_fresh(const FreshLine& line) { fresh_.push_back(line); }

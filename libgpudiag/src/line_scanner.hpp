@@ -91,6 +91,12 @@ class LineScanner {
     bool lines;               // not one line but a stretch of whole lines
   };
   void add_fresh(const FreshLine& line);
+  // After a window of lookups that mostly missed, gathers the next stretch
+  // of whole lines as one fresh run: past it, or null where none is taken.
+  const char* skip_stretch(const char* p, const char* end, std::uint64_t& number);
+  // Sends on the hits a known layout keeps, for the whole line at `line`.
+  template <class Found>
+  void replay(const Found& found, const char* line, std::uint64_t number);
   void scan_fresh();  // scans the fresh lines gathered, in one run, and delivers their hits
   struct Report {
     unsigned pattern;

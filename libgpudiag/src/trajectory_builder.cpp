@@ -1000,57 +1000,58 @@ void TrajectoryBuilder::on_hit(const LineHit& hit) {
   if (next_) next_->on_hit(hit);
 }
 
-bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line, std::uint64_t layout) {
+bool TrajectoryBuilder::read_tags(std::string_view text, std::uint64_t layout, std::optional<int>& rank,
+                                  std::string_view& body) {
   // Every rank prints the same run; once one is followed, the others' lines
   // are not read at all, which is most of a multi-rank log's progress lines:
   // their launcher tag alone says so.
-  const LineShape* shape = nullptr;
-  if (layout != 0)
-    for (const LineShape& s : shapes_)
-      if (s.layout == layout) shape = &s;
-  auto rank_at = [&](bool has, std::uint32_t at, std::uint32_t size) -> std::optional<int> {
+  auto other_rank = [&](const std::optional<int>& launcher_rank) {
+    return rank_chosen_ && launcher_rank && launcher_rank != rank_;
+  };
+  auto digits = [&](bool has, std::uint32_t at, std::uint32_t size) -> std::optional<int> {
     if (!has) return std::nullopt;
     int value = 0;
     for (std::uint32_t i = at; i < at + size; ++i) value = value * 10 + (text[i] - '0');
     return value;  // at most six digits: an int
   };
-  std::optional<int> launcher_rank, tag_rank;
-  std::string_view body;
+  const LineShape* shape = nullptr;
+  if (layout != 0)
+    for (const LineShape& s : shapes_)
+      if (s.layout == layout) shape = &s;
   if (shape) {
-    launcher_rank = rank_at(shape->launcher_rank, shape->launcher_rank_at, shape->launcher_rank_size);
-    if (rank_chosen_ && launcher_rank && launcher_rank != rank_) return false;
-    tag_rank = rank_at(shape->tag_rank, shape->tag_rank_at, shape->tag_rank_size);
+    if (other_rank(digits(shape->launcher_rank, shape->launcher_rank_at, shape->launcher_rank_size))) return false;
+    rank = digits(shape->tag_rank, shape->tag_rank_at, shape->tag_rank_size);
     body = text.substr(shape->body_at, shape->body_size);
   } else {
     const LineFields launcher = read_line(text, Depth::launcher);
+    // A layout's shape is kept before the rank is checked: the next line of
+    // it may be the followed rank's.
+    if (layout == 0 && other_rank(launcher.rank)) return false;
+    const LineFields tag = read_line(text, launcher);
     if (layout != 0) {
-      // Kept before the rank check: the next line of this layout may be the followed rank's.
-      const LineFields tag = read_line(text, launcher);
       auto at = [&](std::string_view field) { return static_cast<std::uint32_t>(field.data() - text.data()); };
-      LineShape& s = shapes_[next_shape_];
+      shapes_[next_shape_] = LineShape{layout,
+                                       launcher.rank.has_value(),
+                                       tag.rank.has_value(),
+                                       launcher.rank ? at(launcher.rank_text) : 0,
+                                       static_cast<std::uint32_t>(launcher.rank_text.size()),
+                                       tag.rank ? at(tag.rank_text) : 0,
+                                       static_cast<std::uint32_t>(tag.rank_text.size()),
+                                       at(tag.body),
+                                       static_cast<std::uint32_t>(tag.body.size())};
       next_shape_ = (next_shape_ + 1) % shapes_.size();
-      s = LineShape{layout,
-                    launcher.rank.has_value(),
-                    tag.rank.has_value(),
-                    launcher.rank ? at(launcher.rank_text) : 0,
-                    static_cast<std::uint32_t>(launcher.rank_text.size()),
-                    tag.rank ? at(tag.rank_text) : 0,
-                    static_cast<std::uint32_t>(tag.rank_text.size()),
-                    at(tag.body),
-                    static_cast<std::uint32_t>(tag.body.size())};
-      launcher_rank = launcher.rank;
-      tag_rank = tag.rank;
-      body = tag.body;
-      if (rank_chosen_ && launcher_rank && launcher_rank != rank_) return false;
-    } else {
-      if (rank_chosen_ && launcher.rank && launcher.rank != rank_) return false;
-      const LineFields tag = read_line(text, launcher);
-      launcher_rank = launcher.rank;
-      tag_rank = tag.rank;
-      body = tag.body;
+      if (other_rank(launcher.rank)) return false;
     }
+    rank = tag.rank;
+    body = tag.body;
   }
-  if (rank_chosen_ && tag_rank != rank_) return false;
+  return !(rank_chosen_ && rank != rank_);
+}
+
+bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line, std::uint64_t layout) {
+  std::optional<int> tag_rank;
+  std::string_view body;
+  if (!read_tags(text, layout, tag_rank, body)) return false;
   text = body;
   bool read = false;
   // tqdm redraws its bar with carriage returns: one line, many readings.

@@ -110,6 +110,9 @@ class TrajectoryBuilder : public MatchSink {
   const std::optional<EpochBars>& epoch_bars() const { return bars_; }
 
  private:
+  // The line's rank and body (past its prefixes): false for a line of a rank
+  // other than the one followed.
+  bool read_tags(std::string_view text, std::uint64_t layout, std::optional<int>& rank, std::string_view& body);
   void add(const ProgressReading& r, std::uint64_t line);
   void add_evaluation(const ProgressReading& r, std::uint64_t line);
   void add_bar(double epoch, std::uint64_t position, std::uint64_t total, std::uint64_t line);
