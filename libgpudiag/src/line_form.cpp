@@ -211,6 +211,25 @@ LineForm line_form(const std::string& e, unsigned hs_flags) {
   const bool dotall = (hs_flags & HS_FLAG_DOTALL) != 0;
   bool caseless = (hs_flags & HS_FLAG_CASELESS) != 0;
   std::vector<bool> groups;  // the caselessness outside each open group
+  // Whether the expression can match an empty text (then Hyperscan reports
+  // empty matches where a line starts, which belong to no line's text): per
+  // open group, whether its alternative so far can be empty, before its last
+  // atom too (a quantifier may leave that atom out), and whether an earlier
+  // alternative could.
+  struct Empty {
+    bool before = true, alt = true, any = false;
+  };
+  std::vector<Empty> empty(1);
+  bool quantified = false;  // the token before was a quantifier: a '?' or '+' now is its mode
+  auto atom = [&](bool zero_width) {
+    empty.back().before = empty.back().alt;
+    empty.back().alt = empty.back().alt && zero_width;
+    quantified = false;
+  };
+  auto quantifier = [&](bool may_be_zero) {
+    if (!quantified && may_be_zero) empty.back().alt = empty.back().before;
+    quantified = !quantified;
+  };
   std::string exact, skeleton;
   // A set as written, unless it takes a newline (then without it), and its
   // skeleton with all ten digits where it took some.
@@ -237,40 +256,66 @@ LineForm line_form(const std::string& e, unsigned hs_flags) {
       if (kind == Escape::unknown) return refuse("the escape " + e.substr(start, std::min<std::size_t>(i - start, 3)));
       if (kind == Escape::assertion) put_text(e.substr(start, i - start));
       else if (!put_set(e.substr(start, i - start), s)) return refuse("a set of only the newline");
+      atom(kind == Escape::assertion);
     } else if (c == '[') {
       ByteSet s;
       if (!read_class(e, i, caseless, s)) return refuse("the class at " + std::to_string(start + 1));
       if (!put_set(e.substr(start, i - start), s)) return refuse("a set of only the newline");
+      atom(false);
     } else if (c == '.') {
       ++i;
       put_set(".", dotall ? ~ByteSet() : ~kNewline);
+      atom(false);
     } else if (c == '(') {
       const bool outside = caseless;
       const std::size_t n = group_length(e, i, caseless);
       if (n == 0) return refuse("the group opening " + e.substr(i, 3));
-      if (e[i + n - 1] != ')') groups.push_back(outside);  // "(?i)" sets, and is no group
+      if (e[i + n - 1] != ')') {  // "(?i)" sets, and is no group
+        groups.push_back(outside);
+        empty.emplace_back();
+      }
       put_text(e.substr(i, n));
       i += n;
+      quantified = false;
     } else if (c == ')') {
       if (groups.empty()) return refuse("an unbalanced ')'");
       caseless = groups.back();
       groups.pop_back();
+      const bool group_empty = empty.back().any || empty.back().alt;
+      empty.pop_back();
+      atom(group_empty);
       put_text(")");
       ++i;
     } else if (c == '{' && quantifier_length(e, i) > 0) {
       const std::size_t n = quantifier_length(e, i);
       put_text(e.substr(i, n));
+      std::size_t least = 0;  // its minimum, digits up to the ',' or '}'
+      for (std::size_t k = i + 1; e[k] >= '0' && e[k] <= '9'; ++k) least = std::min<std::size_t>(least * 10 + (e[k] - '0'), 1000);
+      quantifier(least == 0);
       i += n;
     } else if (c == '\n') {
       return refuse("a literal newline");
-    } else if (c == '|' || c == '^' || c == '$' || c == '*' || c == '+' || c == '?') {
+    } else if (c == '|') {
+      empty.back().any = empty.back().any || empty.back().alt;
+      empty.back().alt = true;
+      quantified = false;
+      put_text("|");
+      ++i;
+    } else if (c == '^' || c == '$') {
+      atom(true);
+      put_text(std::string(1, c));
+      ++i;
+    } else if (c == '*' || c == '+' || c == '?') {
+      quantifier(c != '+');
       put_text(std::string(1, c));
       ++i;
     } else {
       ++i;
       put_set(std::string(1, c), one(static_cast<unsigned char>(c)));
+      atom(false);
     }
   }
+  if (empty.back().alt || empty.back().any) return refuse("it can match an empty text");
   form.understood = true;
   form.exact = std::move(exact);
   form.skeleton = std::move(skeleton);

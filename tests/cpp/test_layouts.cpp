@@ -5,7 +5,9 @@
 #include <hs.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <random>
 #include <thread>
@@ -122,6 +124,80 @@ TEST(LineForms, MatchOnEachLineWhatTheExpressionMatchesThereAlone) {
   EXPECT_GT(matches, 1000u);
 }
 
+// Random expressions of every construct the reading follows: where
+// Hyperscan compiles one as written, it compiles its line-held form and
+// skeleton too, and the line-held form matches on each line what the
+// expression matches on that line alone, the skeleton at least that.
+TEST(LineForms, RandomExpressionsKeepTheirMatchesOnEachLine) {
+  std::mt19937 rng(41);
+  const std::vector<std::string> atoms = {"a", "b", "l", "L", "0", "7", "\\d", "\\D", "\\s", "\\S", "\\w",
+                                          "\\W", ".", "[^a]", "[a-c7]", "[^\\d ]", "[\\s,]", "[^l]", "\\x41",
+                                          "\\.", "\\b", "-", ":", " ", "\\t", "[0-5]", "[^\\n]"};
+  const std::vector<std::string> quantifiers = {"", "", "", "*", "+", "?", "{2}", "{1,3}", "*?"};
+  std::function<std::string(int)> expression = [&](int depth) {
+    std::string e;
+    for (std::size_t i = 0, n = 1 + rng() % 4; i < n; ++i) {
+      if (depth < 2 && rng() % 5 == 0) {
+        e.append(rng() % 3 == 0 ? "(?i:" : "(?:").append(expression(depth + 1));
+        if (rng() % 2) e.append("|").append(expression(depth + 1));
+        e.append(")");
+      } else {
+        e.append(atoms[rng() % atoms.size()]);
+      }
+      e.append(quantifiers[rng() % quantifiers.size()]);
+    }
+    return e;
+  };
+  std::size_t compiled = 0, matches = 0;
+  for (int i = 0; i < 400; ++i) {
+    // Ending in a character, it matches no empty text (which Hyperscan
+    // reports where a pattern anchored at a line's start allows it).
+    static const char* const kLast[] = {"a", "b", "l", "L", "0", "7", ":", "[^a]", "\\d", "\\W", "."};
+    std::string e = rng() % 4 == 0 ? "^" : "";
+    e.append(expression(0)).append(kLast[rng() % std::size(kLast)]).append(rng() % 4 == 0 ? "$" : "");
+    const unsigned flags = (rng() % 3 == 0 ? HS_FLAG_CASELESS : 0) | (rng() % 4 == 0 ? HS_FLAG_DOTALL : 0);
+    hs_database_t* db = nullptr;
+    hs_compile_error_t* error = nullptr;
+    if (hs_compile(e.c_str(), flags | HS_FLAG_MULTILINE, HS_MODE_BLOCK, nullptr, &db, &error) != HS_SUCCESS) {
+      hs_free_compile_error(error);
+      continue;  // not a pattern Hyperscan takes as written
+    }
+    hs_free_database(db);
+    const detail::LineForm f = line_form(e, flags);
+    ASSERT_TRUE(f.understood) << e << ": " << f.problem;
+    ++compiled;
+    const Block original(e, flags), exact(f.exact, flags), skeleton(f.skeleton, flags);
+    for (int round = 0; round < 40; ++round) {
+      const std::string text = random_text(rng, rng() % 60);
+      const auto want = ends_line_by_line(original, text);
+      ASSERT_EQ(exact.ends(text), want) << e << " -> " << f.exact << " on [" << text << "]";
+      const auto wider = skeleton.ends(text);
+      for (const auto end : want) ASSERT_TRUE(std::binary_search(wider.begin(), wider.end(), end)) << f.skeleton;
+      matches += want.size();
+    }
+  }
+  EXPECT_GT(compiled, 150u);
+  EXPECT_GT(matches, 1000u);
+  // Whether an expression can match an empty text, as Hyperscan says it
+  // (its minimum width), is what the reading says.
+  std::size_t empty = 0;
+  for (int i = 0; i < 400; ++i) {
+    std::string e = rng() % 2 ? "^" : "";
+    e.append(expression(0)).append(rng() % 4 == 0 ? "$" : "");
+    hs_expr_info_t* info = nullptr;
+    hs_compile_error_t* error = nullptr;
+    if (hs_expression_info(e.c_str(), HS_FLAG_MULTILINE, &info, &error) != HS_SUCCESS) {
+      hs_free_compile_error(error);
+      continue;
+    }
+    const bool min_zero = info->min_width == 0;
+    std::free(info);
+    empty += min_zero;
+    EXPECT_EQ(line_form(e, 0).problem == "it can match an empty text", min_zero) << e;
+  }
+  EXPECT_GT(empty, 40u);
+}
+
 TEST(LineForms, SkeletonsTakeEveryDigitAlikeAndFindEveryMatch) {
   std::mt19937 rng(5);
   for (const Case& c : kCases) {
@@ -144,6 +220,12 @@ TEST(LineForms, SkeletonsTakeEveryDigitAlikeAndFindEveryMatch) {
 }
 
 TEST(LineForms, WhatTheReadingDoesNotFollowIsSaid) {
+  // Patterns that can match an empty text (Hyperscan reports empty matches
+  // where a line starts, which belong to no line).
+  for (const char* e : {"^a?", "^(?:a|)", "^(?:ab)*", "^x{0,2}", "a*$", "^(?:a?b?)+"})
+    EXPECT_EQ(line_form(e, 0).problem, "it can match an empty text") << e;
+  for (const char* e : {"^a", "^(?:a|b)", "a+", "^x{1,2}", "a*b", "^(?:a?b)+", "(?:a*)b", "a*?b", "x{0}y"})
+    EXPECT_TRUE(line_form(e, 0).understood) << e;
   for (const char* e : {"\\p{L}", "a(?=b)", "\\Q1\\E", "(a)\\1", "\\Aa", "a\\z", "(?x) a", "[[:digit:]]", "a\nb",
                         "a)", "[a", "\\R", "\\h", "\\x"})
     EXPECT_FALSE(line_form(e, 0).understood) << e;
