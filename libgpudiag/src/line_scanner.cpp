@@ -348,6 +348,7 @@ void LineScanner::scan_lines(std::string_view piece) {
     if (fresh_.empty()) {
       if (const LayoutCache::Found found = cache.successor(last_layout_, p, end); found.known) {
         ++looked_;
+        ++skipped_;
         replay(found, p, number);
         last_layout_ = found.index;
         ++number;
@@ -368,18 +369,31 @@ void LineScanner::scan_lines(std::string_view piece) {
       const std::uint64_t key = layout_key(p, size);
       LayoutCache::Found found = cache.find(key, p, size);
       if (found.known && !fresh_.empty()) {
+        // A known line right after new ones is scanned with them: a few
+        // such cost less than the stream's reset after them.
+        if (known_in_run_ < kKnownInRun) {
+          ++known_in_run_;
+          add_fresh({at(p), size + 1, number, 0, false, true, false, found.id});
+          cache.link(previous, found.index);
+          last_layout_ = found.index;
+          ++number;
+          p = nl + 1;
+          continue;
+        }
         scan_fresh();  // which adds to the cache (or empties it)
         found = cache.find(key, p, size);
       }
       if (found.known) {
+        ++skipped_;
         replay(found, p, number);
         cache.link(previous, found.index);
         last_layout_ = found.index;
       } else {
-        ++missed_;
+        known_in_run_ = 0;
         add_fresh({at(p), size + 1, number, key, true, true, false});
       }
     } else {
+      known_in_run_ = 0;
       add_fresh({at(p), size + 1, number, 0, false, true, false});
     }
     ++number;
@@ -399,12 +413,22 @@ void LineScanner::scan_lines(std::string_view piece) {
 }
 
 const char* LineScanner::skip_stretch(const char* p, const char* end, std::uint64_t& number) {
-  // Lines that seldom repeat a layout cost a lookup each and save nothing:
-  // after a window of them, the next stretch of whole lines is scanned as it
-  // comes, a longer one each time the window after it repeats as little.
-  bypass_ = missed_ * 4 > looked_ * 3 ? std::clamp(bypass_ * 2, kMinBypass, kMaxBypass) : 0;
-  looked_ = missed_ = 0;
-  if (bypass_ == 0) return nullptr;
+  // Lines looked up cost a lookup each and save nothing unless their layout
+  // is known and the scan skips them (a known line amid new ones is scanned
+  // with them): after two windows in a row where fewer than one in four were
+  // skipped, the next stretch of whole lines is scanned as it comes, a longer
+  // one each time the window after it saves as little. Two at first, because
+  // the first window of a log, or of a new kind of lines, skips few while it
+  // learns their layouts.
+  const bool saved = skipped_ * 4 >= looked_;
+  looked_ = skipped_ = 0;
+  if (saved) {
+    bypass_ = 0;
+    poor_windows_ = 0;
+    return nullptr;
+  }
+  if (++poor_windows_ < 2) return nullptr;
+  bypass_ = std::clamp(bypass_ * 2, kMinBypass, kMaxBypass);
   last_layout_ = 0;
   const char* last = find_last_newline(p, p + std::min<std::size_t>(bypass_, static_cast<std::size_t>(end - p)));
   if (!last) return nullptr;
@@ -468,7 +492,7 @@ void LineScanner::scan_fresh() {
     for (std::size_t i = first; i < k; ++i)
       if (rules_.line_scope[run_reports_[i].pattern] != kScopePart)
         line_reports_.push_back({run_reports_[i].pattern, static_cast<std::uint32_t>(run_reports_[i].end - line_start)});
-    std::uint64_t id = 0;
+    std::uint64_t id = line.known;
     if (line.cached) {
       layout_of(text, size, fresh_layout_);
       id = layout_cache.insert(line.layout, fresh_layout_, line_reports_.data(), line_reports_.size());
@@ -477,6 +501,7 @@ void LineScanner::scan_fresh() {
       emit(r.pattern, line.number, line_start, std::string_view(text, size), r.end - 1, false, id);
   }
   fresh_.clear();
+  known_in_run_ = 0;
 }
 
 void LineScanner::remember_tail(std::uint64_t piece_newlines) {

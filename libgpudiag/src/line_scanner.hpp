@@ -89,6 +89,7 @@ class LineScanner {
     bool cached;              // whole, and short enough to keep
     bool whole;               // begins and ends in this piece
     bool lines;               // not one line but a stretch of whole lines
+    std::uint64_t known = 0;  // LineHit::layout of a known line scanned with the run around it
   };
   void add_fresh(const FreshLine& line);
   // After a window of lookups that mostly missed, gathers the next stretch
@@ -107,11 +108,16 @@ class LineScanner {
   bool collecting_ = false;          // report() gathers into run_reports_
   std::uint64_t stream_end_ = 0;     // absolute offset past the stream's last byte
   std::uint64_t stream_origin_ = 0;  // absolute offset of its first byte since its last reset
-  // Lines looked up in the current window, and those of them not found; the
-  // stretch scanned without lookups after a window of misses.
+  // Lines looked up in the current window, and those of them the scan
+  // skipped (known, and not amid new ones); the stretch scanned without
+  // lookups after a window that skipped few.
   static constexpr std::size_t kWindow = 64, kMinBypass = 64 << 10, kMaxBypass = 4 << 20;
-  std::size_t looked_ = 0, missed_ = 0, bypass_ = 0;
+  std::size_t looked_ = 0, skipped_ = 0, bypass_ = 0, poor_windows_ = 0;
   std::uint32_t last_layout_ = 0;  // the layout cache's entry (+ 1) of the line before, if known
+  // Known lines since the last fresh one, gathered into the fresh run: a
+  // few are scanned with it rather than the stream reset after them.
+  static constexpr std::size_t kKnownInRun = 3;
+  std::size_t known_in_run_ = 0;
   std::string fresh_layout_;         // the layout of a fresh line being kept
   std::vector<LayoutReport> line_reports_;  // a fresh line's, as the cache keeps them
 

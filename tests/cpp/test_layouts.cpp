@@ -372,6 +372,20 @@ TEST(Layouts, ManyLayoutsMoreThanTheCacheHolds) {
     log += (i % 3 ? "RuntimeError: " : "loss " + std::to_string(i) + " ") + word + "\n";
   }
   EXPECT_EQ(scan(*rules, log, 1 << 20, true), scan(*rules, log, 1 << 20, false));
+  // New lines amid known ones (scanned with them), in stretches and alone,
+  // then a stretch scanned as it comes, then known lines again.
+  std::string mixed;
+  for (int i = 0; i < 30000; ++i) {
+    std::string word(4 + rng() % 8, 'a');
+    for (char& c : word) c = static_cast<char>('a' + rng() % 26);
+    const bool repeated = i < 10000 ? i % 2 == 0 : i < 20000 ? i % 7 < 3 : i > 25000;
+    mixed += repeated ? (i % 4 ? "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                               : "step " + std::to_string(i) + " loss 2.5 lr 0.1\n")
+                      : "note " + word + " Killed " + word + "\n";
+  }
+  const auto found = scan(*rules, mixed, 1 << 20, true);
+  EXPECT_EQ(found, scan(*rules, mixed, 1 << 20, false));
+  EXPECT_GT(found.size(), 20000u);
 }
 
 TEST(Layouts, AMatchNeverCrossesALine) {
