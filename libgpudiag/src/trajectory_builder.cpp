@@ -265,19 +265,29 @@ class SitesCache {
     KeywordSites sites{std::string_view()};
     Plan plan;          // the parse of a segment of this layout, to replay
     bool kept = false;  // a layout kept (a plan may be made for it)
+    std::uint64_t tag = 0;  // the last segment tag (see of()) that found it
   };
 
   // The entry of the segment's layout; a segment too long to keep gets one
-  // of its own, used once.
-  Entry& of(std::string_view s) {
+  // of its own, used once. `tag`, where not 0, names the segment's layout
+  // (the line's layout and the segment's place in it, which make it): a
+  // segment whose tag found an entry before is not compared byte by byte.
+  Entry& of(std::string_view s, std::uint64_t tag = 0) {
     if (s.size() > kMaxForm) {
       uncached_.sites = KeywordSites(s);
       return uncached_;
     }
+    if (tag != 0)
+      for (Entry& e : entries_)
+        if (e.tag == tag && e.size == s.size()) return e;
     normalise(s);
     for (Entry& e : entries_)
-      if (e.size == s.size() && std::memcmp(e.form.data(), form_.data(), s.size()) == 0) return e;
+      if (e.size == s.size() && std::memcmp(e.form.data(), form_.data(), s.size()) == 0) {
+        e.tag = tag;
+        return e;
+      }
     Entry& e = entries_[next_];
+    e.tag = tag;
     next_ = (next_ + 1) % kEntries;
     e.size = s.size();
     std::memcpy(e.form.data(), form_.data(), s.size());
@@ -971,9 +981,9 @@ ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites)
 
 }  // namespace
 
-ProgressReading parse_progress(std::string_view segment) {
+ProgressReading parse_progress(std::string_view segment, std::uint64_t tag) {
   ProgressReading r;  // the one object returned (a copy of it cost more than a replay)
-  SitesCache::Entry& layout = sites_cache.of(segment);
+  SitesCache::Entry& layout = sites_cache.of(segment, tag);
   if (layout.sites.loss.n == 0) return r;
   if (layout.plan.ready && replay(layout.plan, segment, r)) return r;
   Tape t;
@@ -1056,10 +1066,12 @@ bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line, std:
   bool read = false;
   // tqdm redraws its bar with carriage returns: one line, many readings.
   std::size_t start = 0;
-  while (start <= text.size()) {
+  for (std::uint64_t segment = 0; start <= text.size(); ++segment) {
     std::size_t cr = text.find('\r', start);
     std::string_view seg = text.substr(start, cr == std::string_view::npos ? text.npos : cr - start);
-    ProgressReading r = parse_progress(seg);
+    // The line's layout and the segment's place make the segment's layout.
+    const std::uint64_t tag = layout != 0 && segment < 64 ? layout * 64 + segment + 1 : 0;
+    ProgressReading r = parse_progress(seg, tag);
     if (!r.loss && !r.evaluation_loss) {
       if (std::vector<Column> header = read_header(seg); !header.empty()) columns_ = std::move(header);
       else if (!columns_.empty()) r = read_row(seg, columns_);

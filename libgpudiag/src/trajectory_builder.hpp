@@ -42,7 +42,10 @@ struct EpochBars {
 // Reads the training loss, the evaluation loss, the step, the gradient norm,
 // the learning rate, the loss scale and the step time out of one line segment. Validation and evaluation losses are not the
 // training loss: they are read apart.
-ProgressReading parse_progress(std::string_view segment);
+// `tag`, where not 0, names the segment's layout (segments of one tag differ
+// only in their digits): it spares comparing the segment with the layouts
+// read lately.
+ProgressReading parse_progress(std::string_view segment, std::uint64_t tag = 0);
 
 // The k of a loss stuck at chance: the last readings (at least 4, the last
 // quarter of a longer series) all sit within 0.1% of ln k, the cross-entropy

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <functional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -137,14 +138,33 @@ TEST(Progress, LinesOfOneLayoutReadAsIfEachWereReadAlone) {
   std::vector<std::size_t> by_length = order;
   std::stable_sort(by_length.begin(), by_length.end(),
                    [&](std::size_t a, std::size_t b) { return lines[a].size() < lines[b].size(); });
+  // A tag names a layout, as the scanner's layout number does for a line:
+  // lines of one layout share it.
+  auto tag = [](std::string line) {
+    for (char& c : line)
+      if (c >= '0' && c <= '9') c = '0';
+    return std::hash<std::string>()(line) | 1;
+  };
   std::size_t read = 0;
   for (const auto& sequence : {order, by_length})
-    for (std::size_t i : sequence) {
-      const detail::ProgressReading r = parse_progress(lines[i]);
-      read += r.loss.has_value();
-      EXPECT_TRUE(alike(r, alone[i])) << lines[i];
-    }
-  EXPECT_GT(read, 40u);
+    for (bool tagged : {false, true})
+      for (std::size_t i : sequence) {
+        const detail::ProgressReading r = parse_progress(lines[i], tagged ? tag(lines[i]) : 0);
+        read += r.loss.has_value();
+        EXPECT_TRUE(alike(r, alone[i])) << lines[i];
+      }
+  EXPECT_GT(read, 80u);
+  // A tag's layout read again after the layouts kept were all replaced by
+  // others of its length: read as itself.
+  const std::string first = "step 10 loss 2.5 | lr 0.01";
+  const detail::ProgressReading want = parse_progress(first);
+  ASSERT_TRUE(want.learning_rate);
+  parse_progress(first, tag(first));
+  for (char k = 'a'; k <= 'p'; ++k) {
+    const std::string other = std::string("step 10 loss 2.5 | k") + k + " 0.01";
+    parse_progress(other, tag(other));
+  }
+  EXPECT_TRUE(alike(parse_progress("step 11 loss 2.7 | lr 0.02", tag(first)), parse_progress("step 11 loss 2.7 | lr 0.02")));
 }
 
 TEST(Progress, FindsKeysWhereverTheyFallInTheLine) {
