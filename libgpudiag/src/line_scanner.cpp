@@ -305,25 +305,27 @@ void LineScanner::scan(std::string_view piece) {
   cursor_line_ = piece_line_;
   settle_word_ends(!is_word_char(piece.front()));
   scratch_ = thread_scratch.of(rules_);
-  if (by_layout_) return scan_lines(piece);
+  if (by_layout_) return end_piece(scan_lines(piece));
   if (hs_scan_stream(stream_, piece.data(), static_cast<unsigned>(piece.size()), 0, scratch_.scan,
                      &LineScanner::on_match, this) != HS_SUCCESS)
     throw std::runtime_error("Hyperscan failed while scanning");
-  const char* begin = piece.data();
-  const char* end = begin + piece.size();
   // The hits have counted the lines up to the last of them; count the rest.
-  const std::uint64_t newlines =
-      (cursor_line_ - piece_line_) + count_newlines(begin + cursor_pos_, end);
+  end_piece((cursor_line_ - piece_line_) + count_newlines(piece.data() + cursor_pos_, piece.data() + piece.size()));
+}
+
+void LineScanner::end_piece(std::uint64_t newlines) {
+  const char* begin = piece_.data();
+  const char* end = begin + piece_.size();
   remember_tail(newlines);
   piece_line_ += newlines;
   if (const char* nl = find_last_newline(begin, end))
     open_line_start_ = piece_start_ + static_cast<std::uint64_t>(nl - begin) + 1;
-  last_byte_newline_ = piece.back() == '\n';
-  piece_start_ += piece.size();
+  last_byte_newline_ = piece_.back() == '\n';
+  piece_start_ += piece_.size();
   piece_ = {};
 }
 
-void LineScanner::scan_lines(std::string_view piece) {
+std::uint64_t LineScanner::scan_lines(std::string_view piece) {
   LayoutCache& cache = layout_cache;
   cache.use(rules_.id);
   const char* begin = piece.data();
@@ -335,7 +337,7 @@ void LineScanner::scan_lines(std::string_view piece) {
     // The rest of a line begun in an earlier piece.
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', piece.size()));
     const char* next = nl ? nl + 1 : end;
-    add_fresh({0, at(next), number, 0, false, false, false});
+    fresh_.push_back({0, at(next), number, 0, false, false, false});
     if (nl) ++number;
     p = next;
   }
@@ -360,7 +362,7 @@ void LineScanner::scan_lines(std::string_view piece) {
     last_layout_ = 0;
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
     if (!nl) {  // a line that goes on in the next piece
-      add_fresh({at(p), at(end), number, 0, false, false, false});
+      fresh_.push_back({at(p), at(end), number, 0, false, false, false});
       break;
     }
     const std::size_t size = static_cast<std::size_t>(nl - p);
@@ -373,7 +375,7 @@ void LineScanner::scan_lines(std::string_view piece) {
         // such cost less than the stream's reset after them.
         if (known_in_run_ < kKnownInRun) {
           ++known_in_run_;
-          add_fresh({at(p), size + 1, number, 0, false, true, false, found.id});
+          fresh_.push_back({at(p), size + 1, number, 0, false, true, false, found.id});
           cache.link(previous, found.index);
           last_layout_ = found.index;
           ++number;
@@ -390,26 +392,19 @@ void LineScanner::scan_lines(std::string_view piece) {
         last_layout_ = found.index;
       } else {
         known_in_run_ = 0;
-        add_fresh({at(p), size + 1, number, key, true, true, false});
+        fresh_.push_back({at(p), size + 1, number, key, true, true, false});
       }
     } else {
       known_in_run_ = 0;
-      add_fresh({at(p), size + 1, number, 0, false, true, false});
+      fresh_.push_back({at(p), size + 1, number, 0, false, true, false});
     }
     ++number;
     p = nl + 1;
   }
   scan_fresh();
-  const std::uint64_t newlines = number - piece_line_;
   cursor_pos_ = piece.size();
   cursor_line_ = number;
-  remember_tail(newlines);
-  piece_line_ += newlines;
-  if (const char* nl = find_last_newline(begin, end))
-    open_line_start_ = piece_start_ + static_cast<std::uint64_t>(nl - begin) + 1;
-  last_byte_newline_ = piece.back() == '\n';
-  piece_start_ += piece.size();
-  piece_ = {};
+  return number - piece_line_;
 }
 
 const char* LineScanner::skip_stretch(const char* p, const char* end, std::uint64_t& number) {
@@ -432,7 +427,7 @@ const char* LineScanner::skip_stretch(const char* p, const char* end, std::uint6
   last_layout_ = 0;
   const char* last = find_last_newline(p, p + std::min<std::size_t>(bypass_, static_cast<std::size_t>(end - p)));
   if (!last) return nullptr;
-  add_fresh({static_cast<std::size_t>(p - piece_.data()), static_cast<std::size_t>(last - p) + 1, number, 0, false,
+  fresh_.push_back({static_cast<std::size_t>(p - piece_.data()), static_cast<std::size_t>(last - p) + 1, number, 0, false,
              true, true});
   number += count_newlines(p, last + 1);
   return last + 1;
@@ -445,8 +440,6 @@ void LineScanner::replay(const Found& found, const char* line, std::uint64_t num
     emit(found.reports[k].pattern, number, offset, std::string_view(line, found.size), found.reports[k].end - 1, false,
          found.id);
 }
-
-void LineScanner::add_fresh(const FreshLine& line) { fresh_.push_back(line); }
 
 void LineScanner::scan_fresh() {
   if (fresh_.empty()) return;

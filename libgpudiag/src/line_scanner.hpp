@@ -80,8 +80,10 @@ class LineScanner {
   void emit(unsigned pattern, std::uint64_t number, std::uint64_t offset, std::string_view text,
             std::size_t at, bool truncated, std::uint64_t layout = 0);
 
-  // Layout mode (see above).
-  void scan_lines(std::string_view piece);
+  // Scans a piece by layout (see above); its newlines.
+  std::uint64_t scan_lines(std::string_view piece);
+  // What every piece ends with: the lines counted, the last line kept.
+  void end_piece(std::uint64_t newlines);
   struct FreshLine {
     std::size_t begin, size;  // in the piece; size with the newline, if any
     std::uint64_t number;
@@ -91,9 +93,9 @@ class LineScanner {
     bool lines;               // not one line but a stretch of whole lines
     std::uint64_t known = 0;  // LineHit::layout of a known line scanned with the run around it
   };
-  void add_fresh(const FreshLine& line);
-  // After a window of lookups that mostly missed, gathers the next stretch
-  // of whole lines as one fresh run: past it, or null where none is taken.
+  // After windows of lookups that let the scan skip few lines, gathers the
+  // next stretch of whole lines as one fresh run: past it, or null where none
+  // is taken.
   const char* skip_stretch(const char* p, const char* end, std::uint64_t& number);
   // Sends on the hits a known layout keeps, for the whole line at `line`.
   template <class Found>

@@ -259,9 +259,11 @@ struct Plan {
 // aside, equal a recent one's are that line's.
 class SitesCache {
  public:
+  static constexpr std::size_t kMaxForm = 1024, kEntries = 8;
+
   struct Entry {
     std::size_t size = SIZE_MAX;
-    std::array<char, 1024> form;
+    std::array<char, kMaxForm> form;
     KeywordSites sites{std::string_view()};
     Plan plan;          // the parse of a segment of this layout, to replay
     bool kept = false;  // a layout kept (a plan may be made for it)
@@ -298,7 +300,6 @@ class SitesCache {
   }
 
  private:
-  static constexpr std::size_t kMaxForm = 1024, kEntries = 8;
   // The segment with every digit written as '0', into form_.
   void normalise(std::string_view s) {
     std::size_t i = 0;
