@@ -311,7 +311,10 @@ LineForm line_form(const std::string& e, unsigned hs_flags) {
       ++i;
     } else {
       ++i;
-      put_set(std::string(1, c), one(static_cast<unsigned char>(c)));
+      // A literal, most of every pattern: as written, a digit widened in the skeleton.
+      exact += c;
+      if (c >= '0' && c <= '9') skeleton += "[0-9]";
+      else skeleton += c;
       atom(false);
     }
   }
