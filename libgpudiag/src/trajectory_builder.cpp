@@ -194,6 +194,22 @@ enum Ask : std::uint16_t {
 // 1e-3 (a bare number in ms), inverted (a rate).
 enum class Derive : std::uint8_t { absent, same, per_thousand, times_milli, inverse };
 
+// Where the parts of a number lie in every segment of a layout: a layout
+// fixes where digits are, not which, so a replay reads them without looking
+// for them. Set (plain) only for a number that read_double() reads by its
+// exact path whatever its digits: at most 19 of them, an exponent of at most
+// 3; any other is read as it was found.
+struct NumberForm {
+  static constexpr std::uint8_t kNoPoint = 0xFF;
+  bool plain = false;
+  bool negative = false;          // a minus before it, read with it
+  bool exponent_negative = false;
+  std::uint8_t mantissa = 0;      // the digits and point, from `start`
+  std::uint8_t point = kNoPoint;  // the point's place in the mantissa
+  std::uint8_t exponent = 0;      // the exponent's digits, which end the number (0: none)
+  std::uint32_t start = 0;        // the first digit or point
+};
+
 struct Taped {
   Read kind;
   Derive how;             // for seconds: as its unit says
@@ -203,6 +219,7 @@ struct Taped {
   std::uint32_t end;      // where its number ended; 0 when there was none
   double value;
   std::uint64_t whole;
+  NumberForm form;        // set by make_plan()
 };
 
 struct Tape {
@@ -366,7 +383,7 @@ std::optional<double> read_value_at(std::string_view s, std::size_t pos, std::si
 void tape_read(Read kind, std::size_t pos, std::size_t end, const std::optional<double>& v, std::uint16_t asks,
                Derive how = Derive::same) {
   tape->add(Taped{kind, how, asks, answers_of(v, asks), static_cast<std::uint32_t>(pos),
-                  static_cast<std::uint32_t>(v ? end : 0), v.value_or(0), 0});
+                  static_cast<std::uint32_t>(v ? end : 0), v.value_or(0), 0, {}});
 }
 
 // `asks`: what the caller asks of the value (see Ask).
@@ -791,7 +808,7 @@ std::optional<std::uint64_t> whole_number(std::string_view s, std::size_t pos, s
   const std::optional<std::uint64_t> v = whole_number_at(s, pos, e);
   if (tape)
     tape->add(Taped{Read::whole, Derive::same, asks, answers_of(v, asks), static_cast<std::uint32_t>(pos),
-                    static_cast<std::uint32_t>(v ? e : 0), 0, v.value_or(0)});
+                    static_cast<std::uint32_t>(v ? e : 0), 0, v.value_or(0), {}});
   if (v) end = e;
   return v;
 }
@@ -819,6 +836,67 @@ bool read_epoch_bar(std::string_view s, ProgressReading& r) {
 }
 
 
+// The form of a taped number in the segment it was read from.
+NumberForm form_of(std::string_view s, const Taped& t) {
+  NumberForm f;
+  if (!(t.answers & 1)) return f;
+  const std::size_t end = t.kind == Read::before ? t.pos : t.end;
+  std::size_t start = t.pos;
+  if (t.kind == Read::before)
+    while (start > 0 && (is_digit(s[start - 1]) || s[start - 1] == '.')) --start;
+  else if (t.kind == Read::value && start < end && (s[start] == '+' || s[start] == '-'))
+    f.negative = s[start++] == '-';
+  std::size_t i = start;
+  int digits = 0;
+  for (; i < end && (is_digit(s[i]) || (s[i] == '.' && f.point == NumberForm::kNoPoint)); ++i) {
+    if (s[i] == '.') f.point = static_cast<std::uint8_t>(i - start);
+    else ++digits;
+  }
+  if (digits == 0 || digits > 19 || (t.kind == Read::whole && f.point != NumberForm::kNoPoint)) return f;
+  f.mantissa = static_cast<std::uint8_t>(i - start);
+  if (i < end) {
+    if (t.kind == Read::whole || (s[i] != 'e' && s[i] != 'E')) return f;
+    if (++i < end && (s[i] == '+' || s[i] == '-')) f.exponent_negative = s[i++] == '-';
+    if (end - i < 1 || end - i > 3 || !std::all_of(s.begin() + static_cast<std::ptrdiff_t>(i),
+                                                   s.begin() + static_cast<std::ptrdiff_t>(end), is_digit))
+      return f;
+    f.exponent = static_cast<std::uint8_t>(end - i);
+  }
+  f.start = static_cast<std::uint32_t>(start);
+  f.plain = true;
+  return f;
+}
+
+// The digits of a plain number's mantissa, as one whole number.
+std::uint64_t mantissa_of(const char* p, const NumberForm& f) {
+  std::uint64_t m = 0;
+  for (std::uint8_t i = 0; i < f.mantissa; ++i)
+    if (i != f.point) m = m * 10 + static_cast<unsigned>(p[i] - '0');
+  return m;
+}
+
+// A plain number read by its form, as read_double() reads it; false where
+// its digits leave read_double()'s exact path (then it is read as found).
+bool read_plain(std::string_view s, const Taped& t, double& v) {
+  static constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                            1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                            1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const NumberForm& f = t.form;
+  const std::uint64_t m = mantissa_of(s.data() + f.start, f);
+  int exponent = f.point == NumberForm::kNoPoint ? 0 : -(f.mantissa - f.point - 1);
+  if (f.exponent) {
+    const std::size_t end = t.kind == Read::before ? t.pos : t.end;
+    int written = 0;
+    for (std::size_t i = end - f.exponent; i < end; ++i) written = written * 10 + (s[i] - '0');
+    exponent += f.exponent_negative ? -written : written;
+  }
+  if (m > (std::uint64_t{1} << 53) || exponent < -22 || exponent > 22) return false;
+  const auto exact = static_cast<double>(m);
+  v = exponent < 0 ? exact / kPowersOfTen[-exponent] : exact * kPowersOfTen[exponent];
+  if (f.negative) v = -v;
+  return true;
+}
+
 double derive(Derive how, double v) {
   switch (how) {
     case Derive::per_thousand: return v / 1000;
@@ -830,11 +908,12 @@ double derive(Derive how, double v) {
 
 // The plan of a parse: each reading matched to the one read it comes from
 // and how; not ready where a reading matches none, or more than one.
-Plan make_plan(const Tape& t, const ProgressReading& r) {
+Plan make_plan(const Tape& t, const ProgressReading& r, std::string_view segment) {
   Plan plan;
   if (t.overflow) return plan;
   plan.n = t.n;
   std::copy(t.reads.begin(), t.reads.begin() + static_cast<std::ptrdiff_t>(t.n), plan.reads.begin());
+  for (std::size_t k = 0; k < t.n; ++k) plan.reads[k].form = form_of(segment, t.reads[k]);
   bool ok = true;
   auto same_read = [&](std::size_t a, std::size_t b) {
     return t.reads[a].kind == t.reads[b].kind && t.reads[a].pos == t.reads[b].pos;
@@ -899,6 +978,19 @@ bool replay(const Plan& plan, std::string_view s, ProgressReading& r) {
   std::array<std::uint64_t, Tape::kMax> wholes;
   for (std::size_t k = 0; k < plan.n; ++k) {
     const Taped& t = plan.reads[k];
+    if (t.form.plain) {
+      // Where the layout holds a number, every segment of it does, and where
+      // it ended; only its value, and so its answers, differ.
+      if (t.kind == Read::whole) {
+        wholes[k] = mantissa_of(s.data() + t.form.start, t.form);
+        if (answers_of(std::optional<std::uint64_t>(wholes[k]), t.asks) != t.answers) return false;
+        continue;
+      }
+      if (read_plain(s, t, values[k])) {
+        if (answers_of(std::optional<double>(values[k]), t.asks) != t.answers) return false;
+        continue;
+      }
+    }
     std::size_t end = 0;
     std::uint16_t answers = 0;
     switch (t.kind) {
@@ -991,7 +1083,7 @@ ProgressReading parse_progress(std::string_view segment, std::uint64_t tag) {
   tape = &t;
   r = parse_sites(segment, layout.sites);
   tape = nullptr;
-  if (layout.kept) layout.plan = make_plan(t, r);
+  if (layout.kept) layout.plan = make_plan(t, r, segment);
   return r;
 }
 

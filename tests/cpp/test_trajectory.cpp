@@ -129,6 +129,25 @@ TEST(Progress, LinesOfOneLayoutReadAsIfEachWereReadAlone) {
                            "{'loss': 2.5, 'grad_norm': 1.5, 'epoch': 0.0}", "{'loss': 2.5, 'grad_norm': 1.5, 'epoch': 0.5}",
                            "tok/sec: 10130.34 step 3 loss 2.5", "tok/sec: 00000.00 step 3 loss 2.5"})
     lines.push_back(line);
+  // Numbers of every form a replay reads by where its digits lie (and those
+  // it reads as found): signs, a bare point, 19 digits and 20, mantissas past
+  // 2^53, exponents of 1 to 4 digits within and past 1e+-22; each with
+  // copies of other digits.
+  for (const char* line : {"step 10 loss -1.5 lr +0.25", "step 10 loss -0.0 lr 0.1", "step 10 loss 5. lr .5",
+                           "step 10 loss 1234567890123456789 lr 0.1", "step 10 loss 12345678901234567890 lr 0.1",
+                           "step 10 loss 9007199254740993 lr 0.1", "step 10 loss 0.000000000000000001 lr 0.1",
+                           "step 10 loss 2.5e-05 lr 1E+2", "step 10 loss 2.5e-30 lr 1E+25", "step 10 loss 2.5e100 lr 0.1",
+                           "step 10 loss 2.5e-0300 lr 0.1", "step 10 loss 2.5e lr 0.1", "step 10 loss 3.1415926535897932 lr 0.1",
+                           "Epoch 3:  45%|####5     | 1234567890123456789/9999999999999999999 [00:03<00:04,  2.61it/s, loss=0.3]",
+                           "Epoch 3:  45%|####5     | 12345678901234567890/99999999999999999999 [00:03<00:04,  2.61it/s, loss=0.3]"}) {
+    lines.push_back(line);
+    for (int k = 0; k < 4; ++k) {
+      std::string other = line;
+      for (char& c : other)
+        if (c >= '0' && c <= '9') c = static_cast<char>('0' + rng() % 10);
+      lines.push_back(std::move(other));
+    }
+  }
   std::vector<detail::ProgressReading> alone(lines.size());
   for (std::size_t i = 0; i < lines.size(); ++i) std::thread([&] { alone[i] = parse_progress(lines[i]); }).join();
   // In file order (each copy right after its original), then by length, so
