@@ -56,11 +56,32 @@ void EvidenceCollector::on_hit(const LineHit& hit) {
         fields.message.substr(0, 9) != "Traceback")
       fields.severity = Severity::warning;
     if (fields.severity != Severity::unknown && fields.severity < rule.severity) {
-      record_hit(logged_.add(hit.rule), hit);
+      record(logged_, hit, 0);
       return;
     }
   }
-  record_hit(per_rule_.add(hit.rule), hit, exception ? exception->start : 0);
+  record(per_rule_, hit, exception ? exception->start : 0);
+}
+
+void EvidenceCollector::record(EvidenceTable& table, const LineHit& hit, std::uint64_t event) {
+  RuleEvidence& ev = table.add(hit.rule);
+  if (ev.count == 0) return record_hit(ev, hit, event);
+  ev.last.line = hit.line;
+  ev.last.event = event != 0 ? event : hit.line;
+  ev.last.offset = hit.offset;
+  ev.last.truncated = hit.truncated;
+  ++ev.count;
+  if (ev.unkept.data() == nullptr) unkept_.emplace_back(&table, hit.rule);
+  ev.unkept = hit.text.data() ? hit.text : std::string_view("", 0);
+}
+
+void EvidenceCollector::keep_texts() {
+  for (auto [table, rule] : unkept_) {
+    RuleEvidence& ev = table->add(rule);
+    ev.last.text.assign(ev.unkept);
+    ev.unkept = {};
+  }
+  unkept_.clear();
 }
 
 Evidence make_evidence(const RuleSet::Impl& rules, unsigned rule, const RuleEvidence& ev,

@@ -24,6 +24,9 @@ struct RecordedHit {
 struct RuleEvidence {
   std::uint64_t count = 0;
   RecordedHit first, last;
+  // The last hit's text while it still lies in the scanner's piece (see
+  // EvidenceCollector::keep_texts()).
+  std::string_view unkept;
 };
 
 // Each rule's evidence, by rule index. Most of a rule set matches nothing in
@@ -70,10 +73,18 @@ class EvidenceCollector : public MatchSink {
       : rules_(rules), tracebacks_(tracebacks), trajectory_(trajectory),
         per_rule_(rules.rules.size()), logged_(rules.rules.size()) {}
   void on_hit(const LineHit& hit) override;
+  // Copies the texts of the last hits, which until then are views of the
+  // scanned piece: a rule that matches most lines (a progress line's) has
+  // only its last line of each piece copied. Call it before the bytes that
+  // were scanned change, and before reading the tables.
+  void keep_texts();
   const EvidenceTable& per_rule() const { return per_rule_; }
   const EvidenceTable& logged() const { return logged_; }
 
  private:
+  // Records a hit, leaving a last hit's text a view until keep_texts().
+  void record(EvidenceTable& table, const LineHit& hit, std::uint64_t event);
+
   bool conditions_hold(unsigned rule, std::uint64_t line,
                        const std::optional<PythonException>& exception) const;
 
@@ -82,6 +93,7 @@ class EvidenceCollector : public MatchSink {
   const TrajectoryBuilder* trajectory_;
   EvidenceTable per_rule_;
   EvidenceTable logged_;
+  std::vector<std::pair<EvidenceTable*, unsigned>> unkept_;  // rules with a text to copy
 };
 
 // The public Evidence for one recorded hit, with the rule's values extracted.

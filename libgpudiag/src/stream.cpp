@@ -69,8 +69,14 @@ struct Stream::Impl {
     carry.reserve(options.chunk_size);
   }
 
+  // The collector keeps views of the piece's lines until it is scanned.
+  void scan(std::string_view piece) {
+    scanner.scan(piece);
+    collector.keep_texts();
+  }
+
   void flush_carry() {
-    scanner.scan(carry);
+    scan(carry);
     carry.clear();
   }
 
@@ -101,10 +107,10 @@ struct Stream::Impl {
       const char* nl = last_newline(window);
       if (nl) {
         std::size_t n = static_cast<std::size_t>(nl - data.data()) + 1;
-        scanner.scan(data.substr(0, n));
+        scan(data.substr(0, n));
         data.remove_prefix(n);
       } else if (window.size() == chunk) {
-        scanner.scan(window);  // a piece of a line longer than a chunk
+        scan(window);  // a piece of a line longer than a chunk
         data.remove_prefix(chunk);
       } else {
         carry.assign(data);
@@ -123,8 +129,9 @@ struct Stream::Impl {
       if (!carry.empty()) cut("\n");
       cut(options.scheduler->render());
     }
-    if (!carry.empty()) scanner.scan(carry);
+    if (!carry.empty()) scan(carry);
     scanner.finish();  // carry stays alive: end-of-data matches may point into it
+    collector.keep_texts();
     carry.clear();
     detail::ScanResult result{collector.per_rule(), collector.logged(), exits.reports(), trajectory.finish(), launcher.finish(),
                               counters.reset(), trajectory.step_time_change(), trajectory.epoch_bars(), options.exit_code, scanner.bytes(), scanner.lines()};

@@ -426,3 +426,33 @@ TEST(Scanner, ConfirmedPatternsSharingALineFindWhatTheirPlainFormsFind) {
   }
   EXPECT_GT(found, 600u);
 }
+
+// A rule's last hit is kept as a view of the scanned piece until the piece is
+// done, then copied: over pieces of any size, written in any sizes, the last
+// line a rule matched is quoted as it was, at its line.
+TEST(Scanner, TheLastHitOfARuleIsQuotedAfterItsPieceIsGone) {
+  const auto rules = shipped_rules();
+  std::mt19937 rng(5);
+  for (int round = 0; round < 60; ++round) {
+    std::string log, last;
+    std::uint64_t line = 0, last_line = 0;
+    for (int i = 0, n = 2 + static_cast<int>(rng() % 40); i < n; ++i) {
+      for (std::uint32_t k = rng() % 4; k > 0; --k, ++line) log += "filler line " + std::to_string(rng() % 1000) + "\n";
+      last = "2022-10-09 06:31:23,787 - mmcls - INFO - Saving checkpoint at " + std::to_string(rng() % 100000) + " epochs";
+      log += last + "\n";
+      last_line = ++line;
+    }
+    DiagnoseOptions o;
+    o.chunk_size = 128 + rng() % 128;  // a few lines a piece (a line longer than a piece is cut)
+    Stream s(rules, o);
+    const std::size_t write = 1 + rng() % 200;
+    for (std::size_t i = 0; i < log.size(); i += write) s.write(std::string_view(log).substr(i, write));
+    const Diagnosis d = s.finish();
+    const auto saved = std::find_if(d.findings.begin(), d.findings.end(),
+                                    [](const Finding& f) { return f.kind == "checkpoint"; });
+    ASSERT_NE(saved, d.findings.end()) << log;
+    ASSERT_TRUE(saved->evidence);
+    EXPECT_EQ(saved->evidence->text, last);
+    EXPECT_EQ(saved->evidence->line, last_line);
+  }
+}
