@@ -5,8 +5,9 @@
 
 namespace gpudiag::detail {
 
-// A line that a rule matched, as the scanner sees it. `text` points into the
-// scanner's buffer and is valid only during the call.
+// A line that a rule matched, as the scanner sees it. `text` and `full`
+// point into the piece being scanned (or, at the end of the data, the
+// scanner's last line): valid until that scan (or finish) returns.
 struct LineHit {
   unsigned rule;
   std::uint64_t line;    // 1-based
