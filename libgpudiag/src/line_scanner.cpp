@@ -1,6 +1,7 @@
 #include "line_scanner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <new>
@@ -209,19 +210,29 @@ class LayoutCache {
     return {};
   }
 
-  // The layout that followed the layout `after` (an entry's index + 1) last
-  // time, if the line at `line` (before `end`) is of it: logs repeat
-  // sequences of layouts too (one rank's lines, then the next's), and this
-  // costs one comparison, where a lookup also finds the newline and hashes.
-  Found successor(std::uint32_t after, const char* line, const char* end) const {
-    if (after == 0 || after > entries_.size()) return {};
-    const std::uint32_t next = entries_[after - 1].next;
-    if (next == 0) return {};
-    const Entry& e = entries_[next - 1];
-    if (e.size >= static_cast<std::size_t>(end - line) || line[e.size] != '\n' ||
-        !has_layout(line, bytes_.data() + e.bytes, e.size))
-      return {};
-    return found(next);
+  // The layout of the line at `line` (before `end`) among those it likely
+  // has: the one that followed the layout `after` (an entry's index + 1) last
+  // time, then the few found lately. Logs repeat sequences of layouts (one
+  // rank's lines, then the next's) and mixes of a few kinds; a guess costs a
+  // byte (the line must end where the layout does) and rarely more, where a
+  // lookup also finds the newline and hashes.
+  Found predict(std::uint32_t after, const char* line, const char* end) {
+    const std::uint32_t next = after != 0 && after <= entries_.size() ? entries_[after - 1].next : 0;
+    if (next != 0 && holds(next, line, end)) return found(next);
+    for (std::size_t i = 0; i < kRecent && recent_[i] != 0; ++i)
+      if (const std::uint32_t index = recent_[i]; index != next && holds(index, line, end)) {
+        note_found(index);
+        return found(index);
+      }
+    return {};
+  }
+
+  // Keeps a layout (an entry's index + 1) first among those found lately.
+  void note_found(std::uint32_t index) {
+    std::size_t i = 0;
+    while (i + 1 < kRecent && recent_[i] != index && recent_[i] != 0) ++i;
+    std::memmove(recent_.data() + 1, recent_.data(), i * sizeof recent_[0]);
+    recent_[0] = index;
   }
 
   // Notes that the layout `index` followed `after` (indexes + 1).
@@ -251,11 +262,18 @@ class LayoutCache {
   static constexpr std::size_t kMaxEntries = 16384;
   static constexpr std::size_t kMaxBytes = 4u << 20;
   static constexpr std::size_t kMaxReports = 1u << 18;
+  static constexpr std::size_t kRecent = 8;
   struct Entry {
     std::uint64_t key;
     std::uint32_t bytes, size, reports, count;
     std::uint32_t next;  // the entry (+ 1) of the layout that followed it last
   };
+  // Whether the line at `line` is of the layout `index` (+ 1).
+  bool holds(std::uint32_t index, const char* line, const char* end) const {
+    const Entry& e = entries_[index - 1];
+    return e.size < static_cast<std::size_t>(end - line) && line[e.size] == '\n' &&
+           has_layout(line, bytes_.data() + e.bytes, e.size);
+  }
   Found found(std::uint32_t index) const {
     const Entry& e = entries_[index - 1];
     return {reports_.data() + e.reports, e.count, true, id(index - 1), index, e.size};
@@ -265,6 +283,7 @@ class LayoutCache {
     entries_.clear();
     bytes_.clear();
     reports_.clear();
+    recent_.fill(0);
     generation_ = next_generation();
   }
   static std::uint64_t next_generation() {
@@ -277,6 +296,7 @@ class LayoutCache {
   std::vector<Entry> entries_;
   std::string bytes_;
   std::vector<Report> reports_;
+  std::array<std::uint32_t, kRecent> recent_{};  // entries (+ 1) found lately, the latest first
 };
 
 thread_local LayoutCache layout_cache;
@@ -348,7 +368,7 @@ std::uint64_t LineScanner::scan_lines(std::string_view piece) {
         continue;
       }
     if (fresh_.empty()) {
-      if (const LayoutCache::Found found = cache.successor(last_layout_, p, end); found.known) {
+      if (const LayoutCache::Found found = cache.predict(last_layout_, p, end); found.known) {
         ++looked_;
         ++skipped_;
         replay(found, p, number);
@@ -388,6 +408,7 @@ std::uint64_t LineScanner::scan_lines(std::string_view piece) {
       if (found.known) {
         ++skipped_;
         replay(found, p, number);
+        cache.note_found(found.index);
         cache.link(previous, found.index);
         last_layout_ = found.index;
       } else {
