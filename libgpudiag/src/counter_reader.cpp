@@ -32,7 +32,7 @@ void keep(RecordedHit& out, const LineHit& hit) {
 }  // namespace
 
 void CounterReader::on_hit(const LineHit& hit) {
-  if (rules_.rules[hit.rule].role == Role::checkpoint_name) {
+  if (reads(rules_.rules[hit.rule].role)) {
     auto values = extract_values(rules_.extractions[hit.rule], hit.text);
     auto step = values.count("step") ? to_number(values["step"]) : std::nullopt;
     if (step) {

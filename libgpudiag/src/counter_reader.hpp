@@ -30,6 +30,8 @@ class CounterReader : public MatchSink {
  public:
   CounterReader(const RuleSet::Impl& rules, MatchSink* next) : rules_(rules), next_(next) {}
   void on_hit(const LineHit& hit) override;
+  // The role of the hits it reads; it passes every other hit on untouched.
+  static bool reads(Role role) { return role == Role::checkpoint_name; }
   const std::optional<CounterReset>& reset() const { return reset_; }
 
  private:

@@ -32,7 +32,7 @@ ExitStatusReader::ExitStatusReader(const RuleSet::Impl& rules, MatchSink* next)
     : rules_(rules), next_(next) {}
 
 void ExitStatusReader::on_hit(const LineHit& hit) {
-  if (rules_.rules[hit.rule].role == Role::exit_status) {
+  if (reads(rules_.rules[hit.rule].role)) {
     const auto signo = signal_from_values(extract_values(rules_.extractions[hit.rule], hit.text));
     const ClassInfo* info = signo ? rules_.taxonomy.for_signal(*signo) : nullptr;
     if (info) {

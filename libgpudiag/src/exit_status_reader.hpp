@@ -26,6 +26,8 @@ class ExitStatusReader : public MatchSink {
  public:
   ExitStatusReader(const RuleSet::Impl& rules, MatchSink* next);
   void on_hit(const LineHit& hit) override;
+  // The role of the hits it reads; it passes every other hit on untouched.
+  static bool reads(Role role) { return role == Role::exit_status; }
   const std::vector<ExitStatusEvidence>& reports() const { return reports_; }
 
  private:

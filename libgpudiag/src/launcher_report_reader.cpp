@@ -52,7 +52,7 @@ LauncherReportReader::LauncherReportReader(const RuleSet::Impl& rules, MatchSink
     : rules_(rules), next_(next) {}
 
 void LauncherReportReader::on_hit(const LineHit& hit) {
-  if (rules_.rules[hit.rule].role == Role::launcher_report) add_line(hit.text, hit.line);
+  if (reads(rules_.rules[hit.rule].role)) add_line(hit.text, hit.line);
   if (next_) next_->on_hit(hit);
 }
 

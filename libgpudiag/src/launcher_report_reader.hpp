@@ -31,6 +31,8 @@ class LauncherReportReader : public MatchSink {
  public:
   LauncherReportReader(const RuleSet::Impl& rules, MatchSink* next);
   void on_hit(const LineHit& hit) override;
+  // The role of the hits it reads; it passes every other hit on untouched.
+  static bool reads(Role role) { return role == Role::launcher_report; }
   void add_line(std::string_view text, std::uint64_t line);
   std::optional<LauncherReport> finish();
 

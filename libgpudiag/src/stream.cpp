@@ -32,9 +32,10 @@ const char* last_newline(std::string_view s) {
 struct Stream::Impl {
   std::shared_ptr<const RuleSet> rules;
   DiagnoseOptions options;
-  // Hits travel scanner -> launcher -> exit statuses -> checkpoint counters -> trajectory ->
-  // tracebacks -> collector; the trajectory builder drops progress hits whose
-  // line holds no reading, and the collector asks the two readers before it
+  // A hit goes to the one reader of its rule's role (launcher reports, exit
+  // statuses, checkpoint counters, the trajectory, tracebacks), then to the
+  // collector; the trajectory builder drops progress hits whose line holds
+  // no reading, and the collector asks the traceback and trajectory readers
   // about the exception a cause line closes.
   detail::TracebackReader tracebacks;
   detail::EvidenceCollector collector;
@@ -42,6 +43,22 @@ struct Stream::Impl {
   detail::CounterReader counters;
   detail::ExitStatusReader exits;
   detail::LauncherReportReader launcher;
+  // Routed here, not passed down a chain of the readers: each passes every
+  // hit it does not read on untouched, and a progress line's hit went
+  // through six virtual calls, each looking its role up again.
+  struct Router final : detail::MatchSink {
+    Impl& to;
+    explicit Router(Impl& impl) : to(impl) {}
+    void on_hit(const detail::LineHit& hit) override {
+      const Role role = to.rules->impl().rules[hit.rule].role;
+      if (detail::LauncherReportReader::reads(role)) to.launcher.on_hit(hit);
+      else if (detail::ExitStatusReader::reads(role)) to.exits.on_hit(hit);
+      else if (detail::CounterReader::reads(role)) to.counters.on_hit(hit);
+      else if (detail::TrajectoryBuilder::reads(role) && !to.trajectory.take(hit)) return;
+      else if (detail::TracebackReader::reads(role)) to.tracebacks.on_hit(hit);
+      to.collector.on_hit(hit);
+    }
+  } router{*this};
   detail::LineScanner scanner;
   // In front of the scanner: stored bytes -> text -> the lines a container
   // runtime's records hold -> line-aligned pieces.
@@ -55,13 +72,13 @@ struct Stream::Impl {
   Impl(std::shared_ptr<const RuleSet> r, DiagnoseOptions o)
       : rules(std::move(r)),
         options(o),
-        tracebacks(rules->impl(), &collector),
+        tracebacks(rules->impl()),
         collector(rules->impl(), &tracebacks, &trajectory),
-        trajectory(rules->impl(), &tracebacks),
-        counters(rules->impl(), &trajectory),
-        exits(rules->impl(), &counters),
-        launcher(rules->impl(), &exits),
-        scanner(rules->impl(), launcher, options.text_cap),
+        trajectory(rules->impl()),
+        counters(rules->impl(), nullptr),
+        exits(rules->impl(), nullptr),
+        launcher(rules->impl(), nullptr),
+        scanner(rules->impl(), router, options.text_cap),
         container([this](std::string_view text) { cut(text); }, std::max<std::size_t>(o.chunk_size, kMaxRecord)),
         decompressor([this](std::string_view text) { container.write(text); }) {
     if (options.chunk_size < 64) options.chunk_size = 64;

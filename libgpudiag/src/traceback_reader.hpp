@@ -37,6 +37,10 @@ class TracebackReader : public MatchSink {
   explicit TracebackReader(const RuleSet::Impl& rules, MatchSink* next = nullptr)
       : rules_(rules), next_(next) {}
   void on_hit(const LineHit& hit) override;
+  // The roles of the hits it reads; it passes every other hit on untouched.
+  static bool reads(Role role) {
+    return role == Role::warning || role == Role::traceback_start || role == Role::frame;
+  }
   // The exception a line at `line` on `rank` closes or lies inside; none
   // when no traceback of that process is open there.
   std::optional<PythonException> exception_at(std::uint64_t line, std::optional<int> rank) const;

@@ -1092,15 +1092,17 @@ TrajectoryBuilder::TrajectoryBuilder(const RuleSet::Impl& rules, MatchSink* next
     : rules_(rules), next_(next), capacity_(std::max<std::size_t>(capacity, 16)) {}
 
 void TrajectoryBuilder::on_hit(const LineHit& hit) {
-  if (rules_.rules[hit.rule].role == Role::progress) {
-    // Two progress rules matching one line still make one set of readings.
-    if (hit.line != last_line_) {
-      last_line_ = hit.line;
-      last_line_read_ = add_line(hit.full, hit.line, hit.layout);
-    }
-    if (!last_line_read_) return;
-  }
+  if (reads(rules_.rules[hit.rule].role) && !take(hit)) return;
   if (next_) next_->on_hit(hit);
+}
+
+bool TrajectoryBuilder::take(const LineHit& hit) {
+  // Two progress rules matching one line still make one set of readings.
+  if (hit.line != last_line_) {
+    last_line_ = hit.line;
+    last_line_read_ = add_line(hit.full, hit.line, hit.layout);
+  }
+  return last_line_read_;
 }
 
 bool TrajectoryBuilder::read_tags(std::string_view text, std::uint64_t layout, std::optional<int>& rank,

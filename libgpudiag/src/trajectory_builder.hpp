@@ -104,6 +104,11 @@ class TrajectoryBuilder : public MatchSink {
   explicit TrajectoryBuilder(const RuleSet::Impl& rules, MatchSink* next = nullptr,
                              std::size_t capacity = 512);
   void on_hit(const LineHit& hit) override;
+  // The role of the hits it reads; it passes every other hit on untouched.
+  static bool reads(Role role) { return role == Role::progress; }
+  // Reads a progress hit: whether it goes on (its line held a reading of
+  // the rank followed).
+  bool take(const LineHit& hit);
   // Whether the line held a training-loss reading of the rank being followed.
   // `layout`: LineHit::layout, where known.
   bool add_line(std::string_view text, std::uint64_t line, std::uint64_t layout = 0);

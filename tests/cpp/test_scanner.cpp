@@ -5,7 +5,12 @@
 #include <random>
 #include <thread>
 
+#include "counter_reader.hpp"
+#include "exit_status_reader.hpp"
+#include "launcher_report_reader.hpp"
 #include "rule_compiler.hpp"
+#include "traceback_reader.hpp"
+#include "trajectory_builder.hpp"
 
 #include "test_util.hpp"
 
@@ -454,5 +459,18 @@ TEST(Scanner, TheLastHitOfARuleIsQuotedAfterItsPieceIsGone) {
     ASSERT_TRUE(saved->evidence);
     EXPECT_EQ(saved->evidence->text, last);
     EXPECT_EQ(saved->evidence->line, last_line);
+  }
+}
+
+// A stream hands each hit to the one reader of its rule's role, then to the
+// evidence collector, where the readers once passed every hit down a chain:
+// the same only while no role has two readers.
+TEST(Scanner, EachRoleHasOneReaderAtMost) {
+  for (int r = 0; r <= static_cast<int>(Role::straggler_report); ++r) {
+    const auto role = static_cast<Role>(r);
+    const int readers = detail::LauncherReportReader::reads(role) + detail::ExitStatusReader::reads(role) +
+                        detail::CounterReader::reads(role) + detail::TrajectoryBuilder::reads(role) +
+                        detail::TracebackReader::reads(role);
+    EXPECT_LE(readers, 1) << to_string(role);
   }
 }

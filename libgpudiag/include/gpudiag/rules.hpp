@@ -45,7 +45,7 @@ enum class Role {
   // A report of the fastest and the slowest rank's step time (extract
   // `fastest`, `fastest_rank`, `slowest`, `slowest_rank`): the slowest far
   // behind makes a `throughput` finding named after the rule id's last part.
-  straggler_report,
+  straggler_report,  // the last role: tests read every role up to it
 };
 std::string_view to_string(Role role);
 
