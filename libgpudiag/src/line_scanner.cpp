@@ -10,6 +10,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "line_fields.hpp"
 #include "rule_compiler.hpp"
@@ -152,8 +155,34 @@ std::uint64_t layout_key(const char* line, std::size_t size) {
   return h;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// has_layout() 32 bytes at a time, where the CPU has AVX2 (the build's
+// baseline is SSE2): comparing a known line with its layout is a tenth of
+// the realistic mix's time, half of it saved.
+__attribute__((target("avx2"))) inline bool same_layout_avx2(const char* line, const char* layout) {
+  const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(line));
+  const __m256i zero = _mm256_set1_epi8('0');
+  const __m256i value = _mm256_sub_epi8(bytes, zero);  // a digit is 0..9, unsigned
+  const __m256i digit = _mm256_cmpeq_epi8(_mm256_min_epu8(value, _mm256_set1_epi8(9)), value);
+  const __m256i form = _mm256_or_si256(_mm256_andnot_si256(digit, bytes), _mm256_and_si256(digit, zero));
+  const __m256i stored = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(layout));
+  return _mm256_movemask_epi8(_mm256_cmpeq_epi8(form, stored)) == -1;
+}
+
+__attribute__((target("avx2"))) bool has_layout_avx2(const char* line, const char* layout, std::size_t size) {
+  std::size_t i = 0;
+  for (; i + 32 <= size; i += 32)
+    if (!same_layout_avx2(line + i, layout + i)) return false;
+  return i == size || same_layout_avx2(line + size - 32, layout + size - 32);
+}
+const bool kHasAvx2 = __builtin_cpu_supports("avx2");
+#endif
+
 // Whether `line` has the layout `layout` (of the same size).
 bool has_layout(const char* line, const char* layout, std::size_t size) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (size >= 32 && kHasAvx2) return has_layout_avx2(line, layout, size);
+#endif
   std::size_t i = 0;
 #if defined(__SSE2__)
   if (size >= 16) {
