@@ -1106,7 +1106,8 @@ bool TrajectoryBuilder::take(const LineHit& hit) {
 }
 
 bool TrajectoryBuilder::read_tags(std::string_view text, std::uint64_t layout, std::optional<int>& rank,
-                                  std::string_view& body) {
+                                  std::string_view& body, bool& may_redraw) {
+  may_redraw = true;
   // Every rank prints the same run; once one is followed, the others' lines
   // are not read at all, which is most of a multi-rank log's progress lines:
   // their launcher tag alone says so.
@@ -1127,6 +1128,7 @@ bool TrajectoryBuilder::read_tags(std::string_view text, std::uint64_t layout, s
     if (other_rank(digits(shape->launcher_rank, shape->launcher_rank_at, shape->launcher_rank_size))) return false;
     rank = digits(shape->tag_rank, shape->tag_rank_at, shape->tag_rank_size);
     body = text.substr(shape->body_at, shape->body_size);
+    may_redraw = shape->redraws;
   } else {
     const LineFields launcher = read_line(text, Depth::launcher);
     // A layout's shape is kept before the rank is checked: the next line of
@@ -1143,7 +1145,8 @@ bool TrajectoryBuilder::read_tags(std::string_view text, std::uint64_t layout, s
                                        tag.rank ? at(tag.rank_text) : 0,
                                        static_cast<std::uint32_t>(tag.rank_text.size()),
                                        at(tag.body),
-                                       static_cast<std::uint32_t>(tag.body.size())};
+                                       static_cast<std::uint32_t>(tag.body.size()),
+                                       tag.body.find('\r') != std::string_view::npos};
       next_shape_ = (next_shape_ + 1) % shapes_.size();
       if (other_rank(launcher.rank)) return false;
     }
@@ -1156,13 +1159,14 @@ bool TrajectoryBuilder::read_tags(std::string_view text, std::uint64_t layout, s
 bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line, std::uint64_t layout) {
   std::optional<int> tag_rank;
   std::string_view body;
-  if (!read_tags(text, layout, tag_rank, body)) return false;
+  bool may_redraw = true;
+  if (!read_tags(text, layout, tag_rank, body, may_redraw)) return false;
   text = body;
   bool read = false;
   // tqdm redraws its bar with carriage returns: one line, many readings.
   std::size_t start = 0;
   for (std::uint64_t segment = 0; start <= text.size(); ++segment) {
-    std::size_t cr = text.find('\r', start);
+    std::size_t cr = may_redraw ? text.find('\r', start) : std::string_view::npos;
     std::string_view seg = text.substr(start, cr == std::string_view::npos ? text.npos : cr - start);
     // The line's layout and the segment's place make the segment's layout.
     const std::uint64_t tag = layout != 0 && segment < 64 ? layout * 64 + segment + 1 : 0;

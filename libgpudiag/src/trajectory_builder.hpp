@@ -118,9 +118,11 @@ class TrajectoryBuilder : public MatchSink {
   const std::optional<EpochBars>& epoch_bars() const { return bars_; }
 
  private:
-  // The line's rank and body (past its prefixes): false for a line of a rank
-  // other than the one followed.
-  bool read_tags(std::string_view text, std::uint64_t layout, std::optional<int>& rank, std::string_view& body);
+  // The line's rank and body (past its prefixes), and whether the body may
+  // hold a carriage return (false where its layout, known, holds none): false
+  // for a line of a rank other than the one followed.
+  bool read_tags(std::string_view text, std::uint64_t layout, std::optional<int>& rank, std::string_view& body,
+                 bool& may_redraw);
   void add(const ProgressReading& r, std::uint64_t line);
   void add_evaluation(const ProgressReading& r, std::uint64_t line);
   void add_bar(double epoch, std::uint64_t position, std::uint64_t total, std::uint64_t line);
@@ -140,6 +142,7 @@ class TrajectoryBuilder : public MatchSink {
     bool launcher_rank = false, tag_rank = false;
     std::uint32_t launcher_rank_at = 0, launcher_rank_size = 0, tag_rank_at = 0, tag_rank_size = 0;
     std::uint32_t body_at = 0, body_size = 0;
+    bool redraws = false;  // the body holds a carriage return
   };
   std::array<LineShape, 4> shapes_;
   std::size_t next_shape_ = 0;

@@ -720,3 +720,28 @@ TEST(Trajectory, CompletedRunsAreJudgedAgainstTheirLowestLoss) {
   EXPECT_EQ(diagnose_text(flat, 0).cls, "healthy");
   EXPECT_EQ(diagnose_text(rising, 0).cls, "loss_divergence");
 }
+
+// A line of a layout seen before takes its body from the layout's first
+// line, and with it whether the body holds carriage returns: every redraw of
+// a bar is read on every line of its layout, the first and those after.
+TEST(Progress, EveryRedrawOfALayoutSeenBeforeIsRead) {
+  std::string log;
+  int segments = 0;
+  for (int line = 0; line < 30; ++line) {
+    for (int redraw = 0; redraw < 3; ++redraw, ++segments) {
+      if (redraw) log += '\r';
+      log += ' ';
+      log += std::to_string(10 + segments % 80);
+      log += "/99 [00:01<00:02, 12.34it/s, loss=";
+      log += std::to_string(2 + segments % 7);
+      log += ".5]";
+    }
+    log += "\n";
+  }
+  const Diagnosis d = diagnose_text(log);
+  EXPECT_EQ(d.trajectory.readings, static_cast<std::uint64_t>(segments));
+  // Lines without a carriage return, of one layout, read one each.
+  std::string plain;
+  for (int line = 0; line < 30; ++line) plain += "step " + std::to_string(10 + line) + " loss 2.5\n";
+  EXPECT_EQ(diagnose_text(plain).trajectory.readings, 30u);
+}
