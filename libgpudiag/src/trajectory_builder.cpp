@@ -284,7 +284,7 @@ class SitesCache {
     KeywordSites sites{std::string_view()};
     Plan plan;          // the parse of a segment of this layout, to replay
     bool kept = false;  // a layout kept (a plan may be made for it)
-    std::uint64_t tag = 0;  // the last segment tag (see of()) that found it
+    std::uint32_t generation = 0;  // counts the layouts the entry has held
   };
 
   // The entry of the segment's layout; a segment too long to keep gets one
@@ -296,17 +296,20 @@ class SitesCache {
       uncached_.sites = KeywordSites(s);
       return uncached_;
     }
-    if (tag != 0)
-      for (Entry& e : entries_)
-        if (e.tag == tag && e.size == s.size()) return e;
+    TagSlot& slot = tags_[(tag * 0x9E3779B97F4A7C15ull) >> (64 - kTagBits)];
+    if (tag != 0 && slot.tag == tag) {
+      Entry& e = entries_[slot.entry];
+      if (e.generation == slot.generation && e.size == s.size()) return e;
+    }
     normalise(s);
-    for (Entry& e : entries_)
-      if (e.size == s.size() && std::memcmp(e.form.data(), form_.data(), s.size()) == 0) {
-        e.tag = tag;
+    for (std::uint32_t i = 0; i < kEntries; ++i)
+      if (Entry& e = entries_[i]; e.size == s.size() && std::memcmp(e.form.data(), form_.data(), s.size()) == 0) {
+        if (tag != 0) slot = {tag, i, e.generation};
         return e;
       }
     Entry& e = entries_[next_];
-    e.tag = tag;
+    ++e.generation;
+    if (tag != 0) slot = {tag, static_cast<std::uint32_t>(next_), e.generation};
     next_ = (next_ + 1) % kEntries;
     e.size = s.size();
     std::memcpy(e.form.data(), form_.data(), s.size());
@@ -332,6 +335,16 @@ class SitesCache {
     for (; i < s.size(); ++i) form_[i] = is_digit(s[i]) ? '0' : s[i];
   }
   std::array<char, kMaxForm> form_;
+  // Which entry each segment tag found last (a tag names one layout; the
+  // segments of a tqdm line, each with its own tag, share one): a direct-
+  // mapped table, as a tag kept in each entry held only the last of them,
+  // and the redraws of a bar were compared byte by byte at every segment.
+  struct TagSlot {
+    std::uint64_t tag = 0;
+    std::uint32_t entry = 0, generation = 0;
+  };
+  static constexpr unsigned kTagBits = 6;
+  std::array<TagSlot, std::size_t{1} << kTagBits> tags_{};
   std::array<Entry, kEntries> entries_;
   std::size_t next_ = 0;
   Entry uncached_;
@@ -1267,7 +1280,7 @@ void TrajectoryBuilder::add_value(Series& s, std::size_t& stride, double value, 
 template <class R>
 void TrajectoryBuilder::keep_evenly(std::vector<R>& series, std::size_t& stride, std::uint64_t ordinal,
                                     const R& x) const {
-  if ((ordinal - 1) % stride != 0) return;
+  if (((ordinal - 1) & (stride - 1)) != 0) return;  // the stride is a power of two (a division cost more)
   series.push_back(x);
   if (series.size() < capacity_) return;
   std::size_t kept = 0;
