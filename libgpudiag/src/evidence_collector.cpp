@@ -8,12 +8,12 @@
 
 namespace gpudiag::detail {
 
-void record_hit(RuleEvidence& ev, const LineHit& hit, std::uint64_t event) {
+void record_hit(RuleEvidence& ev, const LineHit& hit, std::uint64_t event, bool copy_text) {
   RecordedHit& slot = ev.count == 0 ? ev.first : ev.last;
   slot.line = hit.line;
   slot.event = event != 0 ? event : hit.line;
   slot.offset = hit.offset;
-  slot.text.assign(hit.text);  // validated once, when it becomes evidence
+  if (copy_text) slot.text.assign(hit.text);  // validated once, when it becomes evidence
   slot.truncated = hit.truncated;
   ++ev.count;
 }
@@ -65,12 +65,9 @@ void EvidenceCollector::on_hit(const LineHit& hit) {
 
 void EvidenceCollector::record(EvidenceTable& table, const LineHit& hit, std::uint64_t event) {
   RuleEvidence& ev = table.add(hit.rule);
-  if (ev.count == 0) return record_hit(ev, hit, event);
-  ev.last.line = hit.line;
-  ev.last.event = event != 0 ? event : hit.line;
-  ev.last.offset = hit.offset;
-  ev.last.truncated = hit.truncated;
-  ++ev.count;
+  const bool first = ev.count == 0;
+  record_hit(ev, hit, event, first);
+  if (first) return;
   if (ev.unkept.data() == nullptr) unkept_.emplace_back(&table, hit.rule);
   ev.unkept = hit.text.data() ? hit.text : std::string_view("", 0);
 }

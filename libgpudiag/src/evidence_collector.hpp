@@ -56,8 +56,9 @@ class EvidenceTable {
 };
 
 // Counts a hit and keeps it as the first or (so far) last one; `event`: where
-// its event began (0: at the line itself).
-void record_hit(RuleEvidence& ev, const LineHit& hit, std::uint64_t event = 0);
+// its event began (0: at the line itself). Its text is left as it was
+// unless `copy_text`.
+void record_hit(RuleEvidence& ev, const LineHit& hit, std::uint64_t event = 0, bool copy_text = true);
 
 // Keeps each rule's hits; a cause rule's line below the rule's severity (an
 // INFO or WARNING line that names an error) is kept apart, as logged context.
