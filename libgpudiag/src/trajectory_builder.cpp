@@ -1134,9 +1134,7 @@ bool TrajectoryBuilder::read_tags(std::string_view text, std::uint64_t layout, s
     return value;  // at most six digits: an int
   };
   const LineShape* shape = nullptr;
-  if (layout != 0)
-    for (const LineShape& s : shapes_)
-      if (s.layout == layout) shape = &s;
+  if (layout != 0 && shape_of(layout).layout == layout) shape = &shape_of(layout);
   if (shape) {
     if (other_rank(digits(shape->launcher_rank, shape->launcher_rank_at, shape->launcher_rank_size))) return false;
     rank = digits(shape->tag_rank, shape->tag_rank_at, shape->tag_rank_size);
@@ -1150,7 +1148,7 @@ bool TrajectoryBuilder::read_tags(std::string_view text, std::uint64_t layout, s
     const LineFields tag = read_line(text, launcher);
     if (layout != 0) {
       auto at = [&](std::string_view field) { return static_cast<std::uint32_t>(field.data() - text.data()); };
-      shapes_[next_shape_] = LineShape{layout,
+      shape_of(layout) = LineShape{layout,
                                        launcher.rank.has_value(),
                                        tag.rank.has_value(),
                                        launcher.rank ? at(launcher.rank_text) : 0,
@@ -1160,7 +1158,6 @@ bool TrajectoryBuilder::read_tags(std::string_view text, std::uint64_t layout, s
                                        at(tag.body),
                                        static_cast<std::uint32_t>(tag.body.size()),
                                        tag.body.find('\r') != std::string_view::npos};
-      next_shape_ = (next_shape_ + 1) % shapes_.size();
       if (other_rank(launcher.rank)) return false;
     }
     rank = tag.rank;

@@ -144,8 +144,14 @@ class TrajectoryBuilder : public MatchSink {
     std::uint32_t body_at = 0, body_size = 0;
     bool redraws = false;  // the body holds a carriage return
   };
-  std::array<LineShape, 4> shapes_;
-  std::size_t next_shape_ = 0;
+  // By layout number, one place each (a mix of a few kinds of progress
+  // lines, their digit counts varying, holds more layouts than the four
+  // kept in turn before, and one of seven lines went through the model).
+  static constexpr unsigned kShapeBits = 6;
+  std::array<LineShape, std::size_t{1} << kShapeBits> shapes_;
+  LineShape& shape_of(std::uint64_t layout) {
+    return shapes_[(layout * 0x9E3779B97F4A7C15ull) >> (64 - kShapeBits)];
+  }
 
   const RuleSet::Impl& rules_;
   MatchSink* next_;
