@@ -180,10 +180,12 @@ __attribute__((target("avx2"))) bool has_layout_avx2(const char* line, const cha
 const bool kHasAvx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
 #endif
 
-// Whether `line` has the layout `layout` (of the same size).
-bool has_layout(const char* line, const char* layout, std::size_t size) {
+// has_layout(), inlined where the scanner compares.
+inline bool layout_holds(const char* line, const char* layout, std::size_t size, bool portable = false) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (size >= 32 && kHasAvx2) return has_layout_avx2(line, layout, size);
+  if (size >= 32 && kHasAvx2 && !portable) return has_layout_avx2(line, layout, size);
+#else
+  (void)portable;
 #endif
   std::size_t i = 0;
 #if defined(__SSE2__)
@@ -235,7 +237,7 @@ class LayoutCache {
     const std::uint32_t* bucket = slots_.data() + (key & kBucketMask) * kWays;
     for (std::size_t way = 0; way < kWays && bucket[way] != 0; ++way) {
       const Entry& e = entries_[bucket[way] - 1];
-      if (e.key == key && e.size == size && has_layout(line, bytes_.data() + e.bytes, size))
+      if (e.key == key && e.size == size && layout_holds(line, bytes_.data() + e.bytes, size))
         return found(bucket[way]);
     }
     return {};
@@ -303,7 +305,7 @@ class LayoutCache {
   bool holds(std::uint32_t index, const char* line, const char* end) const {
     const Entry& e = entries_[index - 1];
     return e.size < static_cast<std::size_t>(end - line) && line[e.size] == '\n' &&
-           has_layout(line, bytes_.data() + e.bytes, e.size);
+           layout_holds(line, bytes_.data() + e.bytes, e.size);
   }
   Found found(std::uint32_t index) const {
     const Entry& e = entries_[index - 1];
@@ -333,6 +335,10 @@ class LayoutCache {
 thread_local LayoutCache layout_cache;
 
 }  // namespace
+
+bool has_layout(const char* line, const char* layout, std::size_t size, bool portable) {
+  return layout_holds(line, layout, size, portable);
+}
 
 LineScanner::LineScanner(const RuleSet::Impl& rules, MatchSink& sink, std::size_t text_cap, bool by_layout)
     : rules_(rules), sink_(sink), by_layout_(by_layout && rules.line_local), text_cap_(std::max<std::size_t>(text_cap, 16)),

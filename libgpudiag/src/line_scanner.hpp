@@ -12,6 +12,11 @@
 
 namespace gpudiag::detail {
 
+// Whether `line` has the layout `layout` (its bytes with every digit read as
+// '0'), both `size` bytes: by AVX2 where the CPU has it, else (and where
+// `portable`, for tests of both ways) by SSE2.
+bool has_layout(const char* line, const char* layout, std::size_t size, bool portable = false);
+
 // A stream report on a line, as the layout cache keeps it.
 struct LayoutReport {
   unsigned pattern;
