@@ -55,7 +55,6 @@ void CounterReader::on_hit(const LineHit& hit) {
       }
     }
   }
-  if (next_) next_->on_hit(hit);
 }
 
 }  // namespace gpudiag::detail

@@ -25,12 +25,12 @@ struct CounterReset {
 // Reads the lines that checkpoint_name rules flag: each extracts the
 // checkpoint's "step" and, where the line names it, the "place" (directory)
 // it is saved in. Keeps the highest step per place and rank and the first
-// reset. Every hit is passed on to the next sink.
+// reset.
 class CounterReader : public MatchSink {
  public:
-  CounterReader(const RuleSet::Impl& rules, MatchSink* next) : rules_(rules), next_(next) {}
+  explicit CounterReader(const RuleSet::Impl& rules) : rules_(rules) {}
   void on_hit(const LineHit& hit) override;
-  // The role of the hits it reads; it passes every other hit on untouched.
+  // The role of the hits it reads (a stream hands it only those).
   static bool reads(Role role) { return role == Role::checkpoint_name; }
   const std::optional<CounterReset>& reset() const { return reset_; }
 
@@ -40,7 +40,6 @@ class CounterReader : public MatchSink {
     RecordedHit hit;
   };
   const RuleSet::Impl& rules_;
-  MatchSink* next_;
   std::map<std::tuple<std::optional<int>, unsigned, std::string>, Highest> highest_;
   std::optional<CounterReset> reset_;
 };

@@ -28,8 +28,7 @@ std::optional<int> signal_from_values(const std::map<std::string, std::string>& 
   return std::nullopt;
 }
 
-ExitStatusReader::ExitStatusReader(const RuleSet::Impl& rules, MatchSink* next)
-    : rules_(rules), next_(next) {}
+ExitStatusReader::ExitStatusReader(const RuleSet::Impl& rules) : rules_(rules) {}
 
 void ExitStatusReader::on_hit(const LineHit& hit) {
   if (reads(rules_.rules[hit.rule].role)) {
@@ -46,7 +45,6 @@ void ExitStatusReader::on_hit(const LineHit& hit) {
       record_hit(it->evidence, hit);
     }
   }
-  if (next_) next_->on_hit(hit);
 }
 
 }  // namespace gpudiag::detail

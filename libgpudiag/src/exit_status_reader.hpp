@@ -20,19 +20,17 @@ struct ExitStatusEvidence {
 
 // Reads the lines that exit_status rules flag (torchelastic's `exitcode: -6`,
 // `Signal 9 (SIGKILL) received`, ...): each line's exit code or signal is
-// mapped to a class by the same map as the job's own exit status. Every hit
-// is passed on to the next sink.
+// mapped to a class by the same map as the job's own exit status.
 class ExitStatusReader : public MatchSink {
  public:
-  ExitStatusReader(const RuleSet::Impl& rules, MatchSink* next);
+  explicit ExitStatusReader(const RuleSet::Impl& rules);
   void on_hit(const LineHit& hit) override;
-  // The role of the hits it reads; it passes every other hit on untouched.
+  // The role of the hits it reads (a stream hands it only those).
   static bool reads(Role role) { return role == Role::exit_status; }
   const std::vector<ExitStatusEvidence>& reports() const { return reports_; }
 
  private:
   const RuleSet::Impl& rules_;
-  MatchSink* next_;
   std::vector<ExitStatusEvidence> reports_;  // one per (rule, class), in order of first line
 };
 

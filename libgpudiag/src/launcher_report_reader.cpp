@@ -48,12 +48,10 @@ void set_signal(FailedWorker& w, int signo) {
 
 }  // namespace
 
-LauncherReportReader::LauncherReportReader(const RuleSet::Impl& rules, MatchSink* next)
-    : rules_(rules), next_(next) {}
+LauncherReportReader::LauncherReportReader(const RuleSet::Impl& rules) : rules_(rules) {}
 
 void LauncherReportReader::on_hit(const LineHit& hit) {
   if (reads(rules_.rules[hit.rule].role)) add_line(hit.text, hit.line);
-  if (next_) next_->on_hit(hit);
 }
 
 void LauncherReportReader::commit() {

@@ -26,12 +26,11 @@ namespace gpudiag::detail {
 //
 // A field line belongs to the summary only when it follows the summary's
 // previous line closely, so a config dump's `rank : 3` elsewhere is not read.
-// Every hit is then passed on to the next sink.
 class LauncherReportReader : public MatchSink {
  public:
-  LauncherReportReader(const RuleSet::Impl& rules, MatchSink* next);
+  explicit LauncherReportReader(const RuleSet::Impl& rules);
   void on_hit(const LineHit& hit) override;
-  // The role of the hits it reads; it passes every other hit on untouched.
+  // The role of the hits it reads (a stream hands it only those).
   static bool reads(Role role) { return role == Role::launcher_report; }
   void add_line(std::string_view text, std::uint64_t line);
   std::optional<LauncherReport> finish();
@@ -42,7 +41,6 @@ class LauncherReportReader : public MatchSink {
   void start_summary();  // a new summary begins; keeps the last complete one
 
   const RuleSet::Impl& rules_;
-  MatchSink* next_;
   Section section_ = Section::none;
   std::uint64_t last_line_ = 0;
   FailedWorker entry_;

@@ -75,9 +75,9 @@ struct Stream::Impl {
         tracebacks(rules->impl()),
         collector(rules->impl(), &tracebacks, &trajectory),
         trajectory(rules->impl()),
-        counters(rules->impl(), nullptr),
-        exits(rules->impl(), nullptr),
-        launcher(rules->impl(), nullptr),
+        counters(rules->impl()),
+        exits(rules->impl()),
+        launcher(rules->impl()),
         scanner(rules->impl(), router, options.text_cap),
         container([this](std::string_view text) { cut(text); }, std::max<std::size_t>(o.chunk_size, kMaxRecord)),
         decompressor([this](std::string_view text) { container.write(text); }) {

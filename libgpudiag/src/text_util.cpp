@@ -63,9 +63,6 @@ std::string printable(std::string_view utf8) {
 }
 
 std::from_chars_result read_double(const char* first, const char* last, double& value) {
-  static constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                            1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                            1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   const char* p = first;
   std::uint64_t digits_value = 0;  // wraps past 19 digits, which are not read here
   int digits = 0, exponent = 0;
@@ -89,10 +86,7 @@ std::from_chars_result read_double(const char* first, const char* last, double& 
       p = q;
     }
   }
-  if (digits_value > (std::uint64_t{1} << 53) || exponent < -22 || exponent > 22)
-    return std::from_chars(first, last, value);
-  const auto exact = static_cast<double>(digits_value);
-  value = exponent < 0 ? exact / kPowersOfTen[-exponent] : exact * kPowersOfTen[exponent];
+  if (!exact_decimal(digits_value, exponent, value)) return std::from_chars(first, last, value);
   return {p, std::errc()};
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <charconv>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -28,5 +29,19 @@ inline bool is_word_char(char c) { return is_alpha(c) || is_digit(c) || c == '_'
 // the first that std::from_chars tries too). Anything else goes to
 // std::from_chars.
 std::from_chars_result read_double(const char* first, const char* last, double& value);
+
+// `digits` times 10^`exponent`, correctly rounded, where one product or
+// quotient of exact doubles gives it (digits up to 2^53, exponents within
+// +-22): read_double()'s own path; false elsewhere. Inline: both of its
+// callers read every number of a progress line through it.
+inline bool exact_decimal(std::uint64_t digits, int exponent, double& value) {
+  static constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                            1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                            1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  if (digits > (std::uint64_t{1} << 53) || exponent < -22 || exponent > 22) return false;
+  const auto exact = static_cast<double>(digits);
+  value = exponent < 0 ? exact / kPowersOfTen[-exponent] : exact * kPowersOfTen[exponent];
+  return true;
+}
 
 }  // namespace gpudiag::detail

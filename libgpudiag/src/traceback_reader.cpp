@@ -49,7 +49,6 @@ void TracebackReader::on_hit(const LineHit& hit) {
     Open& o = extend(f.rank, hit.line);
     if (o.frames.size() < kMaxFrames) o.frames.append(frame_of(f.message)).push_back('\n');
   }
-  if (next_) next_->on_hit(hit);
 }
 
 bool TracebackReader::continues_warning(std::uint64_t line, std::optional<int> rank) const {

@@ -34,10 +34,9 @@ struct PythonException {
 // rules), whose message the next line may continue.
 class TracebackReader : public MatchSink {
  public:
-  explicit TracebackReader(const RuleSet::Impl& rules, MatchSink* next = nullptr)
-      : rules_(rules), next_(next) {}
+  explicit TracebackReader(const RuleSet::Impl& rules) : rules_(rules) {}
   void on_hit(const LineHit& hit) override;
-  // The roles of the hits it reads; it passes every other hit on untouched.
+  // The roles of the hits it reads (a stream hands it only those).
   static bool reads(Role role) {
     return role == Role::warning || role == Role::traceback_start || role == Role::frame;
   }
@@ -57,7 +56,6 @@ class TracebackReader : public MatchSink {
   Open& extend(std::optional<int> rank, std::uint64_t line);
 
   const RuleSet::Impl& rules_;
-  MatchSink* next_;
   std::map<int, Open> by_rank_;  // -1: untagged lines
   std::map<int, std::uint64_t> warning_line_;  // per rank: where its last warning began
 };

@@ -891,9 +891,6 @@ std::uint64_t mantissa_of(const char* p, const NumberForm& f) {
 // A plain number read by its form, as read_double() reads it; false where
 // its digits leave read_double()'s exact path (then it is read as found).
 bool read_plain(std::string_view s, const Taped& t, double& v) {
-  static constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                            1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                            1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   const NumberForm& f = t.form;
   const std::uint64_t m = mantissa_of(s.data() + f.start, f);
   int exponent = f.point == NumberForm::kNoPoint ? 0 : -(f.mantissa - f.point - 1);
@@ -903,9 +900,7 @@ bool read_plain(std::string_view s, const Taped& t, double& v) {
     for (std::size_t i = end - f.exponent; i < end; ++i) written = written * 10 + (s[i] - '0');
     exponent += f.exponent_negative ? -written : written;
   }
-  if (m > (std::uint64_t{1} << 53) || exponent < -22 || exponent > 22) return false;
-  const auto exact = static_cast<double>(m);
-  v = exponent < 0 ? exact / kPowersOfTen[-exponent] : exact * kPowersOfTen[exponent];
+  if (!exact_decimal(m, exponent, v)) return false;
   if (f.negative) v = -v;
   return true;
 }
@@ -1100,13 +1095,11 @@ ProgressReading parse_progress(std::string_view segment, std::uint64_t tag) {
   return r;
 }
 
-TrajectoryBuilder::TrajectoryBuilder(const RuleSet::Impl& rules, MatchSink* next,
-                                     std::size_t capacity)
-    : rules_(rules), next_(next), capacity_(std::max<std::size_t>(capacity, 16)) {}
+TrajectoryBuilder::TrajectoryBuilder(const RuleSet::Impl& rules, std::size_t capacity)
+    : rules_(rules), capacity_(std::max<std::size_t>(capacity, 16)) {}
 
 void TrajectoryBuilder::on_hit(const LineHit& hit) {
-  if (reads(rules_.rules[hit.rule].role) && !take(hit)) return;
-  if (next_) next_->on_hit(hit);
+  if (reads(rules_.rules[hit.rule].role)) take(hit);
 }
 
 bool TrajectoryBuilder::take(const LineHit& hit) {

@@ -95,16 +95,14 @@ std::optional<int> evaluation_at_chance(const Series& e);
 // is bounded: past `capacity` readings every other kept reading is dropped and
 // the sampling stride doubles, so the series stays evenly spread over the run.
 //
-// It also stands in front of the next sink as a filter: progress rules only
-// say that a line mentions the loss, so a progress hit is passed on only when
-// the line holds a reading of the rank being followed; every other hit is
-// passed on as it is.
+// It also filters: progress rules only say that a line mentions the loss,
+// so a progress hit goes on to the evidence only when the line holds a
+// reading of the rank being followed (see take()).
 class TrajectoryBuilder : public MatchSink {
  public:
-  explicit TrajectoryBuilder(const RuleSet::Impl& rules, MatchSink* next = nullptr,
-                             std::size_t capacity = 512);
+  explicit TrajectoryBuilder(const RuleSet::Impl& rules, std::size_t capacity = 512);
   void on_hit(const LineHit& hit) override;
-  // The role of the hits it reads; it passes every other hit on untouched.
+  // The role of the hits it reads (a stream hands it only those).
   static bool reads(Role role) { return role == Role::progress; }
   // Reads a progress hit: whether it goes on (its line held a reading of
   // the rank followed).
@@ -154,7 +152,6 @@ class TrajectoryBuilder : public MatchSink {
   }
 
   const RuleSet::Impl& rules_;
-  MatchSink* next_;
   std::size_t capacity_;
   std::size_t stride_ = 1, evaluation_stride_ = 1, grad_norm_stride_ = 1, learning_rate_stride_ = 1,
               loss_scale_stride_ = 1, step_time_stride_ = 1, throughput_stride_ = 1;

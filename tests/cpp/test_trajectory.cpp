@@ -237,7 +237,7 @@ TEST(Progress, SkipsWhatIsNotTheTrainingLoss) {
 
 TEST(Trajectory, MemoryStaysBoundedAndExtremesStayExact) {
   auto rules = RuleSet::builtin(CacheOptions{false, {}});
-  detail::TrajectoryBuilder b(rules->impl(), nullptr, 512);
+  detail::TrajectoryBuilder b(rules->impl(), 512);
   const int n = 200000;
   for (int s = 1; s <= n; ++s)
     b.add_line("step " + std::to_string(s) + " loss " + std::to_string(s == 777 ? 99.0 : 10.0 / s),
@@ -282,7 +282,7 @@ TEST(Trajectory, NonFiniteReadingsKeepTheirPlaceInTheSeries) {
   // Past the capacity, a NaN stretch still shows as NaN points, and the first
   // non-finite reading is shown wherever the stride fell.
   auto rules = RuleSet::builtin(CacheOptions{false, {}});
-  detail::TrajectoryBuilder b(rules->impl(), nullptr, 64);
+  detail::TrajectoryBuilder b(rules->impl(), 64);
   for (int s = 1; s <= 10000; ++s)
     b.add_line("step " + std::to_string(s) + " loss " + (s >= 9001 ? "inf" : s == 4321 ? "nan" : std::to_string(5.0 - s / 5000.0)),
                static_cast<std::uint64_t>(s));
@@ -548,7 +548,7 @@ TEST(Trajectory, ReadsTablesByTheirHeader) {
 
 TEST(Trajectory, TheEvaluationSeriesIsBoundedWithExactExtremes) {
   auto rules = RuleSet::builtin(CacheOptions{false, {}});
-  detail::TrajectoryBuilder b(rules->impl(), nullptr, 64);
+  detail::TrajectoryBuilder b(rules->impl(), 64);
   const int n = 5000;
   for (int s = 1; s <= n; ++s) {
     b.add_line("step " + std::to_string(s) + " loss " + std::to_string(10.0 / s), 2 * s);
