@@ -43,9 +43,9 @@ struct Stream::Impl {
   detail::CounterReader counters;
   detail::ExitStatusReader exits;
   detail::LauncherReportReader launcher;
-  // Routed here, not passed down a chain of the readers: each passes every
-  // hit it does not read on untouched, and a progress line's hit went
-  // through six virtual calls, each looking its role up again.
+  // Routed here by role rather than passed down a chain of the readers, in
+  // which a progress line's hit went through six virtual calls, each looking
+  // its role up again (no role has two readers: a test says so).
   struct Router final : detail::MatchSink {
     Impl& to;
     explicit Router(Impl& impl) : to(impl) {}
