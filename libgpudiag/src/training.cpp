@@ -101,13 +101,21 @@ std::optional<StepBudget> read_budget(const RuleSet::Impl& rules,
 // the run's lowest: a loss that rose away from its best.
 bool rose_from_lowest(const Trajectory& t) {
   constexpr double kRise = 1.3;
-  if (!t.lowest || !(t.lowest->loss > 0) || t.series.size() < 3) return false;
-  std::vector<double> late;
-  for (std::size_t i = t.series.size() - t.series.size() / 3; i < t.series.size(); ++i)
-    if (std::isfinite(t.series[i].loss)) late.push_back(t.series[i].loss);
-  if (late.empty()) return false;
-  std::nth_element(late.begin(), late.begin() + late.size() / 2, late.end());
-  return late[late.size() / 2] >= kRise * t.lowest->loss;
+  std::vector<double> loss;
+  for (const LossReading& r : t.series)
+    if (std::isfinite(r.loss)) loss.push_back(r.loss);
+  const std::size_t n = loss.size();
+  if (n < 3) return false;
+  // The lowest the loss held, as the median of a window an eighth of the
+  // series wide (three readings at least): one low reading of a noisy
+  // per-batch loss is no level it fell to.
+  const std::size_t width = std::min(n, std::max<std::size_t>(3, n / 8));
+  double lowest = INFINITY;
+  for (std::size_t i = 0; i + width <= n; ++i)
+    lowest = std::min(lowest, median(std::vector<double>(loss.begin() + static_cast<std::ptrdiff_t>(i),
+                                                         loss.begin() + static_cast<std::ptrdiff_t>(i + width))));
+  const double late = median(std::vector<double>(loss.end() - static_cast<std::ptrdiff_t>(std::max<std::size_t>(1, n / 3)), loss.end()));
+  return lowest > 0 && late >= kRise * lowest;
 }
 
 // Whether the log begins mid-run: its first reading is past the first epochs

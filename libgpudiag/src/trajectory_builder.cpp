@@ -777,12 +777,6 @@ std::optional<double> find_loss_scale(std::string_view s, const KeywordSites& si
   return std::nullopt;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // Spearman's rank correlation of the losses with their order in the run.
 double trend(const std::vector<double>& loss) {
   std::size_t n = loss.size();
@@ -1081,6 +1075,12 @@ ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites)
 }
 
 }  // namespace
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 ProgressReading parse_progress(std::string_view segment, std::uint64_t tag) {
   ProgressReading r;  // the one object returned (a copy of it cost more than a replay)

@@ -47,6 +47,9 @@ struct EpochBars {
 // read lately.
 ProgressReading parse_progress(std::string_view segment, std::uint64_t tag = 0);
 
+// The median of `v` (not empty).
+double median(std::vector<double> v);
+
 // The k of a loss stuck at chance: the last readings (at least 4, the last
 // quarter of a longer series) all sit within 0.1% of ln k, the cross-entropy
 // of a uniform guess over k classes, for a k from 2 to 100 (beyond that the

@@ -721,6 +721,22 @@ TEST(Trajectory, CompletedRunsAreJudgedAgainstTheirLowestLoss) {
   EXPECT_EQ(diagnose_text(rising, 0).cls, "loss_divergence");
 }
 
+// The lowest a completed run's loss rose away from is a level it held (the
+// median of a window of readings), not one low reading of a noisy loss.
+TEST(Trajectory, OneLowReadingIsNoLowestToRiseFrom) {
+  static constexpr double kNoise[] = {0.06, -0.05, 0.0, 0.04, -0.06, 0.02};
+  auto run = [&](int low_from, int low_to) {
+    std::string log;
+    for (int step = 0; step < 18; ++step) {
+      const double loss = step >= low_from && step <= low_to ? 0.33 : 0.6 - 0.004 * step + kNoise[step % 6];
+      log += "step " + std::to_string(10 * (step + 1)) + " loss " + std::to_string(loss) + "\n";
+    }
+    return log + "training complete\n";
+  };
+  EXPECT_EQ(diagnose_text(run(12, 12), 0).cls, "healthy");
+  EXPECT_EQ(diagnose_text(run(3, 7), 0).cls, "loss_divergence");
+}
+
 // A line of a layout seen before takes its body from the layout's first
 // line, and with it whether the body holds carriage returns: every redraw of
 // a bar is read on every line of its layout, the first and those after.
