@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -208,8 +209,19 @@ bool pdsh_tag(Cursor& c, LineFields& f) {
   return true;
 }
 
-// 2025-03-02 08:16:22,364 | 2024/10/10 01:27:51 | 2025-03-02T08:16:22.123Z
+bool clock_time(Cursor& c);
+
+// 08/30 23:53:52: a month and day before the time, as detectron2 and
+// PaddlePaddle's loggers write it (never a date alone: "10/20" is a count).
+bool month_day_time(Cursor& c) {
+  return attempt(c, [&] {
+    return c.digits(2) == 2 && c.eat("/") && c.digits(2) == 2 && c.eat(" ") && clock_time(c);
+  });
+}
+
+// 2025-03-02 08:16:22,364 | 2024/10/10 01:27:51 | 2025-03-02T08:16:22.123Z | 08/30 23:53:52
 bool date_time(Cursor& c) {
+  if (month_day_time(c)) return true;
   return attempt(c, [&] {
     if (c.digits(4) != 4) return false;
     const char sep = c.peek();
@@ -279,6 +291,14 @@ bool logger_name(Cursor& c, LineFields& f) {
   return true;
 }
 
+// "train.py line:286": a Python source file and a line number.
+bool source_line(std::string_view field) {
+  const std::size_t space = field.find(" line:");
+  if (space == std::string_view::npos || space < 4 || field.substr(space - 3, 3) != ".py") return false;
+  const std::string_view number = field.substr(space + 6);
+  return !number.empty() && std::all_of(number.begin(), number.end(), is_digit);
+}
+
 // A bracketed field: [2025-...], [INFO], [INFO|file.py:12], [2025-... INFO],
 // [W1221 ... file:12], [NeMo W 2024-... file:12], [engine.py:12:fn].
 bool bracket(Cursor& c, LineFields& f) {
@@ -299,8 +319,10 @@ bool bracket(Cursor& c, LineFields& f) {
       if (c.eat("|")) logger_name(c, f);
     } else {
       // Any other bracketed field before the message (a file:line:function,
-      // a process name) is a prefix only when no space is in it.
-      if (c.s.substr(inside, close - inside).find(' ') != std::string_view::npos) return false;
+      // a process name) is a prefix only when no space is in it, or it is a
+      // source file and line as "[%(filename)s line:%(lineno)d]" writes it.
+      const std::string_view field = c.s.substr(inside, close - inside);
+      if (field.find(' ') != std::string_view::npos && !source_line(field)) return false;
     }
     c.pos = close + 1;
     c.eat(":");
@@ -444,6 +466,7 @@ void logging_prefix(std::string_view line, Cursor& c, LineFields& f) {
     }
     if (bracket(c, f)) {
       c.spaces();
+      if (c.starts("-[")) ++c.pos;  // "[time]-[file line:12]:"
       continue;
     }
     if (f.severity == Severity::unknown && level_field(c, f)) {

@@ -477,6 +477,11 @@ std::optional<double> find_step(std::string_view s, const KeywordSites& sites) {
       std::size_t after = pos + length;
       if (after < s.size() && is_alpha(s[after])) continue;
       std::size_t at = skip_separator(s, after);
+      // A bracketed counter: "step:[ 10/197]".
+      if (at < s.size() && s[at] == '[' && at > after) {
+        ++at;
+        while (at < s.size() && s[at] == ' ') ++at;
+      }
       std::size_t end = 0;
       auto v = read_value(s, at, &end, kFinite | kNegative | kHuge | kWhole);
       // A step is a whole number; past 1e15 it is an id or a timestamp.

@@ -45,6 +45,9 @@ TEST(Progress, ReadsEveryFrameworksLossLine) {
       {"step:1375/1393 train_loss:3.2820 train_time:177070ms step_avg:129.72ms", 1375, 3.282},
       {"iter: 19  total_loss: 1.834  loss_cls: 0.69  loss_box_reg: 0.12  lr: 0.000399", 19, 1.834},
       {"Training Iteration: 120  step_loss : 1.0703125  learning_rate : 0.00316", 120, 1.0703125},
+      // A bracketed counter.
+      {"  === Epoch:[  0/120],step:[ 10/197],img_size:[416],total_loss:1777.3824|loss_ciou:2.1019|lr:0.0000", 10,
+       1777.3824},
   };
   for (const auto& c : cases) {
     auto r = parse_progress(c.line);
