@@ -52,6 +52,8 @@ struct KeywordSites {
   // Whether a word may name an evaluation ("val", "eval", "test", "dev"
   // begin one): without it no evaluation loss is looked for.
   bool evaluation = false;
+  // Whether a `reward` key (not DPO's implicit `rewards/chosen`) is there.
+  bool reward = false;
 
   explicit KeywordSites(std::string_view s) {
     for_each_candidate(s, [&](std::size_t pos) { note(s, pos); });
@@ -91,6 +93,11 @@ struct KeywordSites {
         if (iequals_at(s, pos, "grad") && (iequals_at(s, pos + 4, "_norm") || iequals_at(s, pos + 4, " norm")))
           grad_norm.add(pos);
         break;
+      case 'r':
+        if (iequals_at(s, pos, "reward") && !(pos + 6 < s.size() && (is_alpha(s[pos + 6]) || is_digit(s[pos + 6]) || s[pos + 6] == '/')) &&
+            !(pos > 0 && is_alpha(s[pos - 1])))
+          reward = true;
+        break;
       case 'd':
         if (iequals_at(s, pos, "dt")) dt.add(pos);
         else if (iequals_at(s, pos, "dev")) evaluation = true;
@@ -116,7 +123,7 @@ struct KeywordSites {
   static constexpr char kOpenings[][2] = {{'l', 'o'}, {'l', 'r'}, {'l', 'e'}, {'s', 't'}, {'s', '/'},
                                           {'i', 't'}, {'e', 'p'}, {'e', 'v'}, {'v', 'a'}, {'g', 'r'},
                                           {'d', 't'}, {'d', 'e'}, {'t', 'i'}, {'t', 'e'}, {'/', 's'},
-                                          {'_', 'p'}};
+                                          {'_', 'p'}, {'r', 'e'}};
 
   static bool opens_keyword(char a, char b) {
     a = lower(a);
@@ -1091,12 +1098,14 @@ ProgressReading parse_progress(std::string_view segment, std::uint64_t tag) {
   ProgressReading r;  // the one object returned (a copy of it cost more than a replay)
   SitesCache::Entry& layout = sites_cache.of(segment, tag);
   if (layout.sites.loss.n == 0) return r;
-  if (layout.plan.ready && replay(layout.plan, segment, r)) return r;
-  Tape t;
-  tape = &t;
-  r = parse_sites(segment, layout.sites);
-  tape = nullptr;
-  if (layout.kept) layout.plan = make_plan(t, r, segment);
+  if (!(layout.plan.ready && replay(layout.plan, segment, r))) {
+    Tape t;
+    tape = &t;
+    r = parse_sites(segment, layout.sites);
+    tape = nullptr;
+    if (layout.kept) layout.plan = make_plan(t, r, segment);
+  }
+  r.reward = layout.sites.reward;
   return r;
 }
 
@@ -1206,6 +1215,7 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
   x.step_reported = r.step.has_value();
   x.step = r.step ? static_cast<std::uint64_t>(*r.step) : t_.readings + 1;
   ++t_.readings;
+  rewarded_ = rewarded_ || r.reward;
   last_grad_non_finite_ = r.grad_non_finite;
   if (r.step) t_.max_step = std::max(t_.max_step.value_or(0), x.step);
   if (!t_.first) {
@@ -1449,6 +1459,11 @@ Trajectory TrajectoryBuilder::shaped() const {
     t.shape = TrajectoryShape::non_finite;
   } else if (finite_ < 3 || !first) {
     t.shape = TrajectoryShape::too_short;
+  } else if (rewarded_) {
+    // An online RL trainer's loss (GRPO, PPO: its lines report the reward)
+    // is a policy-gradient surrogate that starts near zero and follows the
+    // KL penalty: no objective that should fall.
+    t.shape = TrajectoryShape::inconclusive;
   } else if ((first->loss > 0 && (t.peak->loss > 10 * first->loss || t.last->loss > 2 * first->loss)) ||
              rose_above_running_minimum(t.series)) {
     t.shape = TrajectoryShape::diverged;

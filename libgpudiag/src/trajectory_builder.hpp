@@ -26,6 +26,7 @@ struct ProgressReading {
   // 9/20 [...]"), when the line is one.
   std::optional<std::uint64_t> bar_position, bar_total;
   bool grad_non_finite = false;
+  bool reward = false;  // the segment reports a reward (`reward`, `reward_std`): an online RL trainer's
 };
 
 // The bars over each epoch's batches that the followed rank drew, as
@@ -165,6 +166,7 @@ class TrajectoryBuilder : public MatchSink {
   std::optional<EpochBars> bars_;
   std::uint64_t finite_ = 0;
   bool last_grad_non_finite_ = false;
+  bool rewarded_ = false;  // a reading's line reported a reward
   std::uint64_t last_line_ = 0;
   bool last_line_read_ = false;  // whether last_line_ held a reading
 };

@@ -740,6 +740,23 @@ TEST(Trajectory, OneLowReadingIsNoLowestToRiseFrom) {
   EXPECT_EQ(diagnose_text(run(3, 7), 0).cls, "loss_divergence");
 }
 
+// An online RL trainer's loss (its lines report a reward) is no objective to
+// fall: GRPO's starts at zero and follows the KL penalty up. DPO's implicit
+// rewards (`rewards/chosen`) make no such trainer: its loss should fall.
+TEST(Trajectory, APolicyOptimisersLossIsNotJudgedByItsFall) {
+  auto run = [](const std::string& extra) {
+    std::string log;
+    for (int step = 1; step <= 40; ++step)
+      log += "{'loss': " + std::to_string(step == 1 ? 0.0 : 0.001 * step) + ", " + extra +
+             "'learning_rate': 1e-06, 'epoch': " + std::to_string(step / 40.0) + "}\n";
+    return log + "{'train_runtime': 1200.5, 'train_samples_per_second': 0.8, 'train_loss': 0.02, 'epoch': 1.0}\n";
+  };
+  EXPECT_EQ(diagnose_text(run("'reward': 0.61, 'reward_std': 0.08, 'kl': 0.002, ")).cls, "healthy");
+  EXPECT_EQ(diagnose_text(run("'reward_std': 0.08, ")).cls, "healthy");
+  EXPECT_EQ(diagnose_text(run("")).cls, "loss_divergence");
+  EXPECT_EQ(diagnose_text(run("'rewards/chosen': 0.1, 'rewards/margins': 0.2, ")).cls, "loss_divergence");
+}
+
 // A line of a layout seen before takes its body from the layout's first
 // line, and with it whether the body holds carriage returns: every redraw of
 // a bar is read on every line of its layout, the first and those after.
