@@ -22,6 +22,15 @@ double confidence_from(int units) {
   return std::min(0.99, 1.0 - std::pow(0.5, units));
 }
 
+// Whether the loss ended below where it began: the median of the last
+// quarter of the kept readings under the first reading.
+bool fell_below_first(const Trajectory& t) {
+  if (!t.first || t.series.size() < 4) return false;
+  std::vector<double> late;
+  for (std::size_t i = t.series.size() - t.series.size() / 4; i < t.series.size(); ++i) late.push_back(t.series[i].loss);
+  return median(std::move(late)) < t.first->loss;
+}
+
 // Two rules matching one line are one signal, not two.
 class Weights {
  public:
@@ -382,14 +391,16 @@ struct Resolver {
 
   // A stop from outside (a limit, a cancel) tells how the job ended; when the
   // loss had already gone wrong, or the run had started over from scratch,
-  // that is the cause, and the stop a finding.
+  // that is the cause, and the stop a finding. A loss that fell, if less than
+  // a run's should, had not gone wrong: the stop cut the run short.
   bool stopped_after_training_problem() {
     if (selection.root < 0) return false;
     const Candidate& root = selection.candidates[selection.root];
     const Outcome p = training.problem;
     const bool started_over = p == Outcome::resume_without_load &&
                               (training.counter_reset || training.counters_restart);
-    if (!root.info->stop || (p != Outcome::non_finite_loss && p != Outcome::diverging_loss && !started_over))
+    const bool fell = d.trajectory.shape == TrajectoryShape::no_decrease && fell_below_first(d.trajectory);
+    if (!root.info->stop || (p != Outcome::non_finite_loss && (p != Outcome::diverging_loss || fell) && !started_over))
       return false;
     finding("stop", root.info->id, started_over ? "after_restart" : "after_training_problem",
             evidence_of(root));

@@ -373,6 +373,19 @@ TEST(Termination, StopAfterTheLossWentWrong) {
   for (int epoch = 1; epoch <= 40; ++epoch)
     fine += "epoch " + std::to_string(epoch) + " loss " + std::to_string(3.0 / epoch) + "\n";
   EXPECT_EQ(diagnose_text(fine + "TERM_OWNER: job killed by owner.\n", 143).cls, "cancelled");
+  // A loss that fell, if less than a run's should, had not gone wrong before
+  // the stop: the stop cut the run short. One that did not fall at all had.
+  auto slow = [](double slope) {
+    std::string log;
+    for (int step = 1; step <= 60; ++step)
+      log += "[Step " + std::to_string(step) + "/100] Loss: " +
+             std::to_string(5.3 - slope * step + 0.3 * ((step * 7) % 5 - 2)) + "\n";
+    return log + "slurmstepd: error: *** JOB 760737 ON gpu-node-03 CANCELLED AT 2025-08-16T16:27:59 ***\n";
+  };
+  EXPECT_EQ(diagnose_text(slow(0.01)).cls, "cancelled");
+  Diagnosis flat = diagnose_text(slow(-0.001));
+  EXPECT_EQ(flat.cls, "loss_divergence");
+  EXPECT_TRUE(has_finding(flat, "stop", "cancelled", "after_training_problem"));
 }
 
 // One timeline per job: between failure events the earliest decides, inside
