@@ -240,12 +240,22 @@ Outcome training_problem(const Taxonomy& taxonomy, const TrainingState& s, const
   return taxonomy.for_outcome(o) ? o : Outcome::none;
 }
 
+// Whether every kept reading reports its step and none a step before the
+// reading ahead of it.
+bool counts_up(const Trajectory& t) {
+  for (std::size_t i = 0; i < t.series.size(); ++i)
+    if (!t.series[i].step_reported || (i > 0 && t.series[i].step < t.series[i - 1].step)) return false;
+  return !t.series.empty();
+}
+
 }  // namespace
 
 // Whether the run reached the length it planned: a milestone line that states
-// its own total ("Step 5000/ 5000"), or one (or the trajectory's last step)
-// that reaches the length a plan line stated ("max_epochs=100", "Total
-// optimization steps = 2,000"). Returns the line that shows it, or 0.
+// its own total ("Step 5000/ 5000"), the last progress line whose step
+// counter states its total and reached it ("step 19560/19560 | loss 3.25"),
+// or one (or the trajectory's last step) that reaches the length a plan line
+// stated ("max_epochs=100", "Total optimization steps = 2,000"). Returns the
+// line that shows it, or 0.
 std::uint64_t reached_planned_length(const RuleSet::Impl& rules,
                                      const EvidenceTable& per_rule, const Trajectory& t) {
   std::optional<double> planned_epochs, planned_steps, reached_epochs, reached_steps;
@@ -271,6 +281,18 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules,
     steps_line = t.last ? t.last->line : 0;
   }
   std::uint64_t line = stated_line;
+  // The last progress line read, where its counter states its total and has
+  // reached it ("step 19560/19560"), and counted over the whole run: a
+  // counter that went back counts one epoch's batches, not the run's steps.
+  for (unsigned i = 0; i < rules.rules.size(); ++i) {
+    const RuleEvidence& e = per_rule[i];
+    if (e.count == 0 || rules.rules[i].role != Role::progress) continue;
+    const RecordedHit& last = e.count > 1 ? e.last : e.first;
+    const std::optional<StatedCount> c = stated_count(last.text);
+    if (c && c->total >= 2 && c->step >= c->total && counts_up(t) && t.max_step &&
+        static_cast<double>(*t.max_step) <= c->step)
+      line = std::max(line, last.line);
+  }
   if (planned_epochs && reached_epochs && *reached_epochs >= *planned_epochs) line = std::max(line, epochs_line);
   if (planned_steps && reached_steps && *reached_steps >= *planned_steps) line = std::max(line, steps_line);
   return line;

@@ -475,7 +475,8 @@ bool evaluation_field(std::string_view s, std::size_t pos) {
   return names_evaluation(s, field_start(s, pos), pos, false) || names_evaluation(s, 0, pos, true);
 }
 
-std::optional<double> find_step(std::string_view s, const KeywordSites& sites) {
+// `end`, where given, is set past the step's number.
+std::optional<double> find_step(std::string_view s, const KeywordSites& sites, std::size_t* end_out = nullptr) {
   const std::pair<const KeywordSites::List*, std::size_t> keys[] = {
       {&sites.iteration, 9}, {&sites.step, 4}, {&sites.iter, 4}};
   for (auto [list, length] : keys) {
@@ -492,14 +493,20 @@ std::optional<double> find_step(std::string_view s, const KeywordSites& sites) {
       std::size_t end = 0;
       auto v = read_value(s, at, &end, kFinite | kNegative | kHuge | kWhole);
       // A step is a whole number; past 1e15 it is an id or a timestamp.
-      if (v && std::isfinite(*v) && *v >= 0 && *v <= 1e15 && *v == std::floor(*v)) return v;
+      if (v && std::isfinite(*v) && *v >= 0 && *v <= 1e15 && *v == std::floor(*v)) {
+        if (end_out) *end_out = end;
+        return v;
+      }
     }
   }
   // clu's LoggingWriter (JAX/Flax) opens each line with its step: "[2990] key=value, ...".
   if (s.size() > 2 && s[0] == '[' && is_digit(s[1])) {
     std::size_t end = 0;
     auto v = read_value(s, 1, &end);
-    if (v && end + 1 < s.size() && s[end] == ']' && s[end + 1] == ' ') return v;
+    if (v && end + 1 < s.size() && s[end] == ']' && s[end + 1] == ' ') {
+      if (end_out) *end_out = end;
+      return v;
+    }
   }
   return std::nullopt;
 }
@@ -1087,6 +1094,26 @@ ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites)
 }
 
 }  // namespace
+
+std::optional<StatedCount> stated_count(std::string_view line) {
+  std::string_view body = read_line(line).body;
+  if (const std::size_t cr = body.rfind('\r'); cr != std::string_view::npos) body.remove_prefix(cr + 1);
+  const KeywordSites sites(body);
+  std::size_t end = 0;
+  const std::optional<double> step = find_step(body, sites, &end);
+  if (!step) return std::nullopt;
+  while (end < body.size() && body[end] == ' ') ++end;
+  if (end >= body.size() || body[end] != '/') return std::nullopt;
+  ++end;
+  while (end < body.size() && body[end] == ' ') ++end;
+  std::size_t total_end = end;
+  while (total_end < body.size() && is_digit(body[total_end])) ++total_end;
+  if (total_end == end || total_end - end > 15 || (total_end < body.size() && is_word_char(body[total_end])))
+    return std::nullopt;
+  double total = 0;
+  for (std::size_t i = end; i < total_end; ++i) total = total * 10 + (body[i] - '0');
+  return StatedCount{*step, total};
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -48,6 +48,14 @@ struct EpochBars {
 // read lately.
 ProgressReading parse_progress(std::string_view segment, std::uint64_t tag = 0);
 
+// The step a progress line reports and the total its counter states beside
+// it ("step 19560/19560", "iter: 80000/80000", "iteration 10/ 500000"), read
+// from the line's last redraw; none where the line states no total.
+struct StatedCount {
+  double step = 0, total = 0;
+};
+std::optional<StatedCount> stated_count(std::string_view line);
+
 // The median of `v` (not empty).
 double median(std::vector<double> v);
 

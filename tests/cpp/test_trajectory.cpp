@@ -757,6 +757,30 @@ TEST(Trajectory, APolicyOptimisersLossIsNotJudgedByItsFall) {
   EXPECT_EQ(diagnose_text(run("'rewards/chosen': 0.1, 'rewards/margins': 0.2, ")).cls, "loss_divergence");
 }
 
+// A run whose step counter states its total and reached it on its last
+// progress line completed, where the counter ran over the whole run; one that
+// restarts each epoch counts that epoch's batches.
+TEST(TrainingCorrectness, ACounterThatReachedItsStatedTotalCompletedTheRun) {
+  auto run = [](int epochs, int per_epoch, int stop) {
+    std::string log;
+    int done = 0;
+    for (int epoch = 0; epoch < epochs && done < stop; ++epoch)
+      for (int step = 1; step <= per_epoch && done < stop; ++step, ++done)
+        log += "step " + std::to_string(epochs == 1 ? step : step) + "/" + std::to_string(per_epoch) +
+               " | loss " + std::to_string(3.0 / (1 + 0.05 * done)) + " | lr 1.0e-04\n";
+    return log;
+  };
+  EXPECT_EQ(diagnose_text(run(1, 200, 200)).cls, "healthy");
+  EXPECT_EQ(diagnose_text(run(1, 200, 150)).cls, "unknown");
+  EXPECT_EQ(diagnose_text(run(3, 80, 240)).cls, "unknown");
+  const auto c = detail::stated_count("[2021-11-24 22:00:48 INFO] iter: 80000/80000, loss: 0.1656, lr: 0.000000");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->step, 80000);
+  EXPECT_EQ(c->total, 80000);
+  EXPECT_FALSE(detail::stated_count("step 20 | loss 2.5"));
+  EXPECT_FALSE(detail::stated_count("step 20/200abc | loss 2.5"));
+}
+
 // A line of a layout seen before takes its body from the layout's first
 // line, and with it whether the body holds carriage returns: every redraw of
 // a bar is read on every line of its layout, the first and those after.
