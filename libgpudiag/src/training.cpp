@@ -281,17 +281,22 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules,
     steps_line = t.last ? t.last->line : 0;
   }
   std::uint64_t line = stated_line;
-  // The last progress line read, where its counter states its total and has
-  // reached it ("step 19560/19560"), and counted over the whole run: a
-  // counter that went back counts one epoch's batches, not the run's steps.
+  // The last progress line read, where its step counter states its total
+  // and has reached it ("step 19560/19560") and counted over the whole run (a
+  // counter that went back counts one epoch's batches, not the run's steps),
+  // or its epoch counter has reached the epochs it states ("Epoch[100/100]")
+  // and its step counter, if it states one, that epoch's last step.
   for (unsigned i = 0; i < rules.rules.size(); ++i) {
     const RuleEvidence& e = per_rule[i];
     if (e.count == 0 || rules.rules[i].role != Role::progress) continue;
     const RecordedHit& last = e.count > 1 ? e.last : e.first;
     const std::optional<StatedCount> c = stated_count(last.text);
-    if (c && c->total >= 2 && c->step >= c->total && counts_up(t) && t.max_step &&
-        static_cast<double>(*t.max_step) <= c->step)
-      line = std::max(line, last.line);
+    if (!c) continue;
+    const bool steps_done = c->total && *c->total >= 2 && *c->step >= *c->total;
+    // Its steps over the whole run, or the last epoch's, of the last epoch.
+    const bool run_done = steps_done && counts_up(t) && t.max_step && static_cast<double>(*t.max_step) <= *c->step;
+    const bool last_epoch_done = c->epochs && *c->epochs >= 2 && *c->epoch >= *c->epochs && (!c->total || steps_done);
+    if (run_done || last_epoch_done) line = std::max(line, last.line);
   }
   if (planned_epochs && reached_epochs && *reached_epochs >= *planned_epochs) line = std::max(line, epochs_line);
   if (planned_steps && reached_steps && *reached_steps >= *planned_steps) line = std::max(line, steps_line);

@@ -1095,24 +1095,62 @@ ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites)
 
 }  // namespace
 
+namespace {
+
+// A counter "N/M" from `at` on (spaces around the slash allowed), as whole
+// numbers: where it ends, or npos where none is there.
+std::size_t read_counter(std::string_view s, std::size_t at, double& value, double& total) {
+  auto number = [&](std::size_t& i, double& out) {
+    const std::size_t from = i;
+    out = 0;
+    while (i < s.size() && is_digit(s[i]) && i - from < 15) out = out * 10 + (s[i++] - '0');
+    return i > from && !(i < s.size() && is_word_char(s[i]) && s[i] != '_');
+  };
+  std::size_t i = at;
+  if (!number(i, value)) return std::string_view::npos;
+  while (i < s.size() && s[i] == ' ') ++i;
+  if (i >= s.size() || s[i] != '/') return std::string_view::npos;
+  ++i;
+  while (i < s.size() && s[i] == ' ') ++i;
+  if (!number(i, total)) return std::string_view::npos;
+  return i;
+}
+
+}  // namespace
+
 std::optional<StatedCount> stated_count(std::string_view line) {
   std::string_view body = read_line(line).body;
   if (const std::size_t cr = body.rfind('\r'); cr != std::string_view::npos) body.remove_prefix(cr + 1);
   const KeywordSites sites(body);
+  StatedCount c;
+  double value = 0, total = 0;
+  // The step counter: behind the key the step is read by, or tqdm's n/total.
   std::size_t end = 0;
-  const std::optional<double> step = find_step(body, sites, &end);
-  if (!step) return std::nullopt;
-  while (end < body.size() && body[end] == ' ') ++end;
-  if (end >= body.size() || body[end] != '/') return std::nullopt;
-  ++end;
-  while (end < body.size() && body[end] == ' ') ++end;
-  std::size_t total_end = end;
-  while (total_end < body.size() && is_digit(body[total_end])) ++total_end;
-  if (total_end == end || total_end - end > 15 || (total_end < body.size() && is_word_char(body[total_end])))
-    return std::nullopt;
-  double total = 0;
-  for (std::size_t i = end; i < total_end; ++i) total = total * 10 + (body[i] - '0');
-  return StatedCount{*step, total};
+  if (find_step(body, sites, &end)) {
+    std::size_t from = end;
+    while (from > 0 && is_digit(body[from - 1])) --from;
+    if (read_counter(body, from, value, total) != std::string_view::npos) c.step = value, c.total = total;
+  }
+  if (!c.total)
+    for (std::size_t bar = body.find("| "); bar != std::string_view::npos; bar = body.find("| ", bar + 2))
+      if (const std::size_t e = read_counter(body, bar + 2, value, total); e != std::string_view::npos &&
+          e + 1 < body.size() && body[e] == ' ' && body[e + 1] == '[') {
+        c.step = value, c.total = total;
+        break;
+      }
+  // The epoch counter: "Epoch[100/100]", "epoch 3/10", "Epoch: [5/5]".
+  for (std::size_t pos : sites.epoch) {
+    if ((pos > 0 && is_alpha(body[pos - 1])) || (pos + 5 < body.size() && is_alpha(body[pos + 5]))) continue;
+    std::size_t at = skip_separator(body, pos + 5);
+    if (at < body.size() && body[at] == '[') ++at;
+    while (at < body.size() && body[at] == ' ') ++at;
+    if (read_counter(body, at, value, total) != std::string_view::npos) {
+      c.epoch = value, c.epochs = total;
+      break;
+    }
+  }
+  if (!c.total && !c.epochs) return std::nullopt;
+  return c;
 }
 
 double median(std::vector<double> v) {

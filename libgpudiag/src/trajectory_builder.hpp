@@ -48,11 +48,13 @@ struct EpochBars {
 // read lately.
 ProgressReading parse_progress(std::string_view segment, std::uint64_t tag = 0);
 
-// The step a progress line reports and the total its counter states beside
-// it ("step 19560/19560", "iter: 80000/80000", "iteration 10/ 500000"), read
-// from the line's last redraw; none where the line states no total.
+// The counters a progress line states with their totals, read from its last
+// redraw: its step and the total beside it ("step 19560/19560", "iter:
+// 80000/80000", "iteration 10/ 500000", tqdm's "| 50/50 ["), its epoch and
+// the epochs ("Epoch[100/100]", "epoch 3/10"); none where it states neither.
 struct StatedCount {
-  double step = 0, total = 0;
+  std::optional<double> step, total;
+  std::optional<double> epoch, epochs;
 };
 std::optional<StatedCount> stated_count(std::string_view line);
 

@@ -779,6 +779,25 @@ TEST(TrainingCorrectness, ACounterThatReachedItsStatedTotalCompletedTheRun) {
   EXPECT_EQ(c->total, 80000);
   EXPECT_FALSE(detail::stated_count("step 20 | loss 2.5"));
   EXPECT_FALSE(detail::stated_count("step 20/200abc | loss 2.5"));
+  const auto bar = detail::stated_count("Epoch 5/5: 100%|##########| 50/50 [00:10<00:00, 4.9it/s, loss=0.1]");
+  ASSERT_TRUE(bar);
+  EXPECT_EQ(bar->epoch, 5);
+  EXPECT_EQ(bar->epochs, 5);
+  EXPECT_EQ(bar->step, 50);
+  EXPECT_EQ(bar->total, 50);
+  // An epoch counter that reached its total: the last epoch ran, where the
+  // line is its summary or its last step; an epoch's first step is not its end.
+  auto epochs = [](const std::string& last) {
+    std::string log;
+    for (int epoch = 1; epoch <= 10; ++epoch)
+      log += "----- Epoch[" + std::to_string(epoch) + "/10], Train Loss: " + std::to_string(3.0 / epoch) +
+             ", Train Acc: 0.9\n";
+    return log + last;
+  };
+  EXPECT_EQ(diagnose_text(epochs("")).cls, "healthy");
+  EXPECT_EQ(diagnose_text(epochs("Epoch [11/12] Step [1/100] Loss: 0.2\n")).cls, "unknown");
+  EXPECT_EQ(diagnose_text(epochs("Epoch [12/12] Step [1/100] Loss: 0.2\n")).cls, "unknown");
+  EXPECT_EQ(diagnose_text(epochs("Epoch [12/12] Step [100/100] Loss: 0.2\n")).cls, "healthy");
 }
 
 // A line of a layout seen before takes its body from the layout's first
