@@ -229,10 +229,12 @@ Outcome training_problem(const Taxonomy& taxonomy, const TrainingState& s, const
   Outcome o = Outcome::none;
   if (t.shape == TrajectoryShape::non_finite) o = Outcome::non_finite_loss;
   else if (s.counter_reset) o = Outcome::resume_without_load;
-  else if (t.shape == TrajectoryShape::diverged ||
-           (t.shape == TrajectoryShape::plateau && plateau_is_a_problem(s, t)) ||
+  else if (t.shape == TrajectoryShape::diverged) o = Outcome::diverging_loss;
+  // A handful of steps leaves the loss where it began, at chance or flat:
+  // the run was too short to say more than that, not stuck.
+  else if ((t.shape == TrajectoryShape::plateau && plateau_is_a_problem(s, t)) ||
            (t.shape == TrajectoryShape::no_decrease && no_decrease_is_a_problem(s, t)))
-    o = Outcome::diverging_loss;
+    o = too_few_steps(taxonomy, s) ? Outcome::too_few_steps : Outcome::diverging_loss;
   else if (s.resume_requested && !s.resume_loaded && !s.counters_continue)
     o = Outcome::resume_without_load;
   else if (too_few_steps(taxonomy, s))
@@ -295,7 +297,7 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules,
     const bool steps_done = c->total && *c->total >= 2 && *c->step >= *c->total;
     // Its steps over the whole run, or the last epoch's, of the last epoch.
     const bool run_done = steps_done && counts_up(t) && t.max_step && static_cast<double>(*t.max_step) <= *c->step;
-    const bool last_epoch_done = c->epochs && *c->epochs >= 2 && *c->epoch >= *c->epochs && (!c->total || steps_done);
+    const bool last_epoch_done = c->epochs && *c->epoch >= *c->epochs && (c->total ? steps_done : *c->epochs >= 2);
     if (run_done || last_epoch_done) line = std::max(line, last.line);
   }
   if (planned_epochs && reached_epochs && *reached_epochs >= *planned_epochs) line = std::max(line, epochs_line);

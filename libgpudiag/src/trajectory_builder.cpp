@@ -1138,16 +1138,23 @@ std::optional<StatedCount> stated_count(std::string_view line) {
         c.step = value, c.total = total;
         break;
       }
-  // The epoch counter: "Epoch[100/100]", "epoch 3/10", "Epoch: [5/5]".
+  // The epoch counter: "Epoch[100/100]", "epoch 3/10", "Epoch: [5/5]"; a
+  // counter right behind it counts that epoch's steps ("Epoch:[1/1](50/56608)").
   for (std::size_t pos : sites.epoch) {
     if ((pos > 0 && is_alpha(body[pos - 1])) || (pos + 5 < body.size() && is_alpha(body[pos + 5]))) continue;
     std::size_t at = skip_separator(body, pos + 5);
     if (at < body.size() && body[at] == '[') ++at;
     while (at < body.size() && body[at] == ' ') ++at;
-    if (read_counter(body, at, value, total) != std::string_view::npos) {
-      c.epoch = value, c.epochs = total;
-      break;
+    std::size_t end_of_epoch = read_counter(body, at, value, total);
+    if (end_of_epoch == std::string_view::npos) continue;
+    c.epoch = value, c.epochs = total;
+    if (end_of_epoch < body.size() && body[end_of_epoch] == ']') ++end_of_epoch;
+    if (!c.total && end_of_epoch < body.size() && (body[end_of_epoch] == '(' || body[end_of_epoch] == '[')) {
+      std::size_t in = end_of_epoch + 1;
+      while (in < body.size() && body[in] == ' ') ++in;
+      if (read_counter(body, in, value, total) != std::string_view::npos) c.step = value, c.total = total;
     }
+    break;
   }
   if (!c.total && !c.epochs) return std::nullopt;
   return c;

@@ -473,6 +473,13 @@ TEST(TrainingCorrectness, UndertrainedCountsSteps) {
   EXPECT_EQ(hf.cls, "undertrained");
   auto lightning = diagnose_text("`Trainer.fit` stopped: `max_steps=3` reached.\n");
   EXPECT_EQ(lightning.cls, "undertrained");
+  // Ten steps leave the loss where it began (here at ln 50304, a uniform
+  // guess over the vocabulary): too short a run, not a stuck one.
+  std::string at_start = "vocab_size: 50304\n";
+  for (int step = 0; step < 10; ++step)
+    at_start += "step: " + std::to_string(step) + "/19073 | loss: " + std::to_string(10.826 - 0.005 * step) + "\n";
+  EXPECT_EQ(diagnose_text(at_start + "Training completed\n").cls, "undertrained");
+  EXPECT_EQ(diagnose_text(at_start).cls, "loss_divergence");
 }
 
 // A loss in a field that names an evaluation is not a training reading.
@@ -798,6 +805,20 @@ TEST(TrainingCorrectness, ACounterThatReachedItsStatedTotalCompletedTheRun) {
   EXPECT_EQ(diagnose_text(epochs("Epoch [11/12] Step [1/100] Loss: 0.2\n")).cls, "unknown");
   EXPECT_EQ(diagnose_text(epochs("Epoch [12/12] Step [1/100] Loss: 0.2\n")).cls, "unknown");
   EXPECT_EQ(diagnose_text(epochs("Epoch [12/12] Step [100/100] Loss: 0.2\n")).cls, "healthy");
+  // A counter right behind the epoch's counts that epoch's steps.
+  const auto inner = detail::stated_count("Epoch:[1/1](56608/56608), loss: 1.8960, lr: 0.00000100");
+  ASSERT_TRUE(inner);
+  EXPECT_EQ(inner->epochs, 1);
+  EXPECT_EQ(inner->step, 56608);
+  EXPECT_EQ(inner->total, 56608);
+  auto one_epoch = [](int last) {
+    std::string log;
+    for (int step = 50; step <= last; step += 50)
+      log += "Epoch:[1/1](" + std::to_string(step) + "/1000), loss: " + std::to_string(2.5 - step / 1000.0) + "\n";
+    return log;
+  };
+  EXPECT_EQ(diagnose_text(one_epoch(1000)).cls, "healthy");
+  EXPECT_EQ(diagnose_text(one_epoch(700)).cls, "unknown");
 }
 
 // A line of a layout seen before takes its body from the layout's first
