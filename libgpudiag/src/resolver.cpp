@@ -510,7 +510,7 @@ struct Resolver {
     d.trajectory = scan.trajectory;
     d.launcher = scan.launcher;
     const bool clean_exit = !scan.exit_code || *scan.exit_code == 0;
-    training = read_training(rules, scan.per_rule, d.trajectory, scan.counter_reset, scan.epoch_bars,
+    training = read_training(rules, scan.per_rule, d.trajectory, scan.counter_reset, scan.epoch_bars, scan.last_count,
                              scan.exit_code);
     selection = select_cause(rules, scan.per_rule, scan.exits, d.trajectory, training, clean_exit);
     went_on_after_failed_resume();

@@ -20,6 +20,7 @@ struct ScanResult {
   std::optional<CounterReset> counter_reset;
   std::optional<StepTimeChange> step_time_change;
   std::optional<EpochBars> epoch_bars;
+  std::optional<StatedCount> last_count;  // the counters of the last reading's segment
   std::optional<int> exit_code;
   std::uint64_t bytes = 0;
   std::uint64_t lines = 0;

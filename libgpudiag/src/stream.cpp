@@ -86,10 +86,12 @@ struct Stream::Impl {
     carry.reserve(options.chunk_size);
   }
 
-  // The collector keeps views of the piece's lines until it is scanned.
+  // The collector and the trajectory keep views of the piece's lines until
+  // it is scanned.
   void scan(std::string_view piece) {
     scanner.scan(piece);
     collector.keep_texts();
+    trajectory.keep_texts();
   }
 
   void flush_carry() {
@@ -149,9 +151,11 @@ struct Stream::Impl {
     if (!carry.empty()) scan(carry);
     scanner.finish();  // carry stays alive: end-of-data matches may point into it
     collector.keep_texts();
+    trajectory.keep_texts();
     carry.clear();
     detail::ScanResult result{collector.per_rule(), collector.logged(), exits.reports(), trajectory.finish(), launcher.finish(),
-                              counters.reset(), trajectory.step_time_change(), trajectory.epoch_bars(), options.exit_code, scanner.bytes(), scanner.lines()};
+                              counters.reset(), trajectory.step_time_change(), trajectory.epoch_bars(), trajectory.last_count(),
+                              options.exit_code, scanner.bytes(), scanner.lines()};
     Diagnosis d = detail::resolve(rules->impl(), result);
     d.input = InputFormat{std::string(decompressor.format()), std::string(container.format()),
                           decompressor.damage(), decompressor.damage_at()};

@@ -253,13 +253,13 @@ bool counts_up(const Trajectory& t) {
 }  // namespace
 
 // Whether the run reached the length it planned: a milestone line that states
-// its own total ("Step 5000/ 5000"), the last progress line whose step
+// its own total ("Step 5000/ 5000"), the last reading's segment whose step
 // counter states its total and reached it ("step 19560/19560 | loss 3.25"),
 // or one (or the trajectory's last step) that reaches the length a plan line
 // stated ("max_epochs=100", "Total optimization steps = 2,000"). Returns the
 // line that shows it, or 0.
-std::uint64_t reached_planned_length(const RuleSet::Impl& rules,
-                                     const EvidenceTable& per_rule, const Trajectory& t) {
+std::uint64_t reached_planned_length(const RuleSet::Impl& rules, const EvidenceTable& per_rule, const Trajectory& t,
+                                     const std::optional<StatedCount>& c) {
   std::optional<double> planned_epochs, planned_steps, reached_epochs, reached_steps;
   std::uint64_t epochs_line = 0, steps_line = 0, stated_line = 0;
   for (unsigned i = 0; i < rules.rules.size(); ++i) {
@@ -283,22 +283,17 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules,
     steps_line = t.last ? t.last->line : 0;
   }
   std::uint64_t line = stated_line;
-  // The last progress line read, where its step counter states its total
+  // The last reading's segment, where its step counter states its total
   // and has reached it ("step 19560/19560") and counted over the whole run (a
   // counter that went back counts one epoch's batches, not the run's steps),
   // or its epoch counter has reached the epochs it states ("Epoch[100/100]")
   // and its step counter, if it states one, that epoch's last step.
-  for (unsigned i = 0; i < rules.rules.size(); ++i) {
-    const RuleEvidence& e = per_rule[i];
-    if (e.count == 0 || rules.rules[i].role != Role::progress) continue;
-    const RecordedHit& last = e.count > 1 ? e.last : e.first;
-    const std::optional<StatedCount> c = stated_count(last.text);
-    if (!c) continue;
+  if (c && t.last) {
     const bool steps_done = c->total && *c->total >= 2 && *c->step >= *c->total;
     // Its steps over the whole run, or the last epoch's, of the last epoch.
     const bool run_done = steps_done && counts_up(t) && t.max_step && static_cast<double>(*t.max_step) <= *c->step;
     const bool last_epoch_done = c->epochs && *c->epoch >= *c->epochs && (c->total ? steps_done : *c->epochs >= 2);
-    if (run_done || last_epoch_done) line = std::max(line, last.line);
+    if (run_done || last_epoch_done) line = std::max(line, t.last->line);
   }
   if (planned_epochs && reached_epochs && *reached_epochs >= *planned_epochs) line = std::max(line, epochs_line);
   if (planned_steps && reached_steps && *reached_steps >= *planned_steps) line = std::max(line, steps_line);
@@ -308,7 +303,8 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules,
 TrainingState read_training(const RuleSet::Impl& rules, const EvidenceTable& per_rule,
                             const Trajectory& trajectory,
                             const std::optional<CounterReset>& counter_reset,
-                            const std::optional<EpochBars>& bars, std::optional<int> exit_code) {
+                            const std::optional<EpochBars>& bars, const std::optional<StatedCount>& last_count,
+                            std::optional<int> exit_code) {
   TrainingState s;
   s.counter_reset = counter_reset;
   for (unsigned i = 0; i < rules.rules.size(); ++i) {
@@ -333,7 +329,7 @@ TrainingState read_training(const RuleSet::Impl& rules, const EvidenceTable& per
   // The run reached the length it planned: evidence of its end, even where no
   // line announces it.
   if (!s.completed) {
-    if (const std::uint64_t line = reached_planned_length(rules, per_rule, trajectory)) {
+    if (const std::uint64_t line = reached_planned_length(rules, per_rule, trajectory, last_count)) {
       s.completed = true;
       s.completion_line = line;
     }

@@ -71,7 +71,8 @@ struct TrainingState {
 TrainingState read_training(const RuleSet::Impl& rules, const EvidenceTable& per_rule,
                             const Trajectory& trajectory,
                             const std::optional<CounterReset>& counter_reset,
-                            const std::optional<EpochBars>& bars, std::optional<int> exit_code);
+                            const std::optional<EpochBars>& bars, const std::optional<StatedCount>& last_count,
+                            std::optional<int> exit_code);
 
 // The steps a completed run took: those it reports, else its budget.
 std::optional<double> steps_or_budget(const TrainingState& s);

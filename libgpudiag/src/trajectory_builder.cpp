@@ -1121,6 +1121,10 @@ std::size_t read_counter(std::string_view s, std::size_t at, double& value, doub
 std::optional<StatedCount> stated_count(std::string_view line) {
   std::string_view body = read_line(line).body;
   if (const std::size_t cr = body.rfind('\r'); cr != std::string_view::npos) body.remove_prefix(cr + 1);
+  return stated_count_of_segment(body);
+}
+
+std::optional<StatedCount> stated_count_of_segment(std::string_view body) {
   const KeywordSites sites(body);
   StatedCount c;
   double value = 0, total = 0;
@@ -1272,6 +1276,8 @@ bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line, std:
         t_.rank = tag_rank;
       }
       add(r, line);
+      last_segment_ = seg;
+      last_segment_kept_ = false;
     }
     if (r.evaluation_loss) add_evaluation(r, line);
     if (cr == std::string_view::npos) break;
@@ -1507,6 +1513,18 @@ void keep_landmarks(std::vector<R>& series, std::initializer_list<const std::opt
     while (at != end && at->step < x.step) ++at;
     series.insert(at, x);
   }
+}
+
+void TrajectoryBuilder::keep_texts() {
+  if (last_segment_kept_) return;
+  last_segment_copy_.assign(last_segment_);
+  last_segment_ = last_segment_copy_;
+  last_segment_kept_ = true;
+}
+
+std::optional<StatedCount> TrajectoryBuilder::last_count() const {
+  if (t_.readings == 0) return std::nullopt;
+  return stated_count_of_segment(last_segment_);
 }
 
 Trajectory TrajectoryBuilder::finish() const {

@@ -57,6 +57,8 @@ struct StatedCount {
   std::optional<double> epoch, epochs;
 };
 std::optional<StatedCount> stated_count(std::string_view line);
+// The same of one segment of a line's body (a redraw).
+std::optional<StatedCount> stated_count_of_segment(std::string_view segment);
 
 // The median of `v` (not empty).
 double median(std::vector<double> v);
@@ -125,6 +127,11 @@ class TrajectoryBuilder : public MatchSink {
   // `layout`: LineHit::layout, where known.
   bool add_line(std::string_view text, std::uint64_t line, std::uint64_t layout = 0);
   Trajectory finish() const;  // the series with its shape
+  // The counters the segment of the last training-loss reading states.
+  std::optional<StatedCount> last_count() const;
+  // Copies that segment, which until then is a view of the scanned piece:
+  // call it before the bytes that were scanned change.
+  void keep_texts();
   std::uint64_t readings() const { return t_.readings; }  // so far
   std::optional<StepTimeChange> step_time_change() const;
   const std::optional<EpochBars>& epoch_bars() const { return bars_; }
@@ -177,6 +184,9 @@ class TrajectoryBuilder : public MatchSink {
   std::uint64_t finite_ = 0;
   bool last_grad_non_finite_ = false;
   bool rewarded_ = false;  // a reading's line reported a reward
+  std::string_view last_segment_;  // of the last reading: a view of the piece until keep_texts()
+  std::string last_segment_copy_;
+  bool last_segment_kept_ = true;
   std::uint64_t last_line_ = 0;
   bool last_line_read_ = false;  // whether last_line_ held a reading
 };

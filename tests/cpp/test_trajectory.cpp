@@ -819,6 +819,20 @@ TEST(TrainingCorrectness, ACounterThatReachedItsStatedTotalCompletedTheRun) {
   };
   EXPECT_EQ(diagnose_text(one_epoch(1000)).cls, "healthy");
   EXPECT_EQ(diagnose_text(one_epoch(700)).cls, "unknown");
+  // The counters are those of the reading's own segment, however long its
+  // line (tqdm's redraws before a summary make lines of kilobytes, past the
+  // evidence's excerpt) and in however many pieces the log is scanned.
+  std::string bars;
+  for (int epoch = 1; epoch <= 30; ++epoch) {
+    for (int batch = 0; batch <= 28; ++batch)
+      bars += "\rTraining Epoch " + std::to_string(epoch) + ": " + std::to_string(batch * 100 / 28) + "%|#| " +
+              std::to_string(batch) + "/28 [00:02<00:01, 1.3it/s, Batch_Loss=0.0718]";
+    bars += "\rEpoch " + std::to_string(epoch) + "/30, Train Loss: " + std::to_string(1.0 / epoch) +
+            ", Val Loss: 0.08\n";
+  }
+  EXPECT_EQ(diagnose_text(bars).cls, "healthy");
+  EXPECT_EQ(diagnose_text(bars, {}, 4096).cls, "healthy");
+  EXPECT_EQ(diagnose_text(bars.substr(0, bars.rfind("\rEpoch 30/30"))).cls, "unknown");
 }
 
 // A line of a layout seen before takes its body from the layout's first
