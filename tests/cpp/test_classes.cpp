@@ -101,6 +101,12 @@ const ClassCase kCases[] = {
     {"checkpoint_load_error_hf",
      "ValueError: Can't find a valid checkpoint at /ckpt/run-3/checkpoint-500\n", "checkpoint_load_error",
      "runtime_error"},
+    {"checkpoint_load_error_optimizer_state",
+     "Traceback (most recent call last):\n  File \"train.py\", line 101, in load_checkpoint\n"
+     "    optimizer.load_state_dict(checkpoint['optimizer'])\n"
+     "  File \"/opt/venv/lib/python3.7/site-packages/torch/optim/optimizer.py\", line 108, in load_state_dict\n"
+     "    saved_groups = state_dict['param_groups']\nKeyError: 'param_groups'\n",
+     "checkpoint_load_error", "runtime_error"},
     {"loss_divergence_monitor",
      "Epoch 0: 100%|##| 400/400 [44:40<00:58, 10.52it/s, v_num=3, train_loss=1.863]\n"
      "Divergence threshold reached: train_loss = 1843.2 > 100.0. Signaling Trainer to stop.\n",
