@@ -427,8 +427,11 @@ std::string_view previous_word(std::string_view s, std::size_t pos, char (&buffe
   return {buffer, end - start};
 }
 
-constexpr std::string_view kEvaluationWords[] = {"val",  "valid", "validation", "eval",
-                                                 "evaluation", "test", "dev"};
+// The words that name an evaluation, and those of a loop at work on one
+// ("Evaluated 10/287 with L2 loss", "Validating: 100%|...").
+constexpr std::string_view kEvaluationWords[] = {"val",        "valid",     "validation", "eval",       "evaluation",
+                                                 "test",       "dev",       "evaluated",  "evaluating", "validating",
+                                                 "testing"};
 // A summary of many evaluations, not one of them.
 constexpr std::string_view kSummaryWords[] = {"best", "min", "minimum", "lowest"};
 

@@ -510,6 +510,9 @@ TEST(Progress, ReadsTheEvaluationLossApart) {
       {"Epoch [647/650], Validation Loss: 0.0017, Validation L1: 0.2673", 0.0017},
       {"Val epoch 3 has acc 0.249 and loss 1.386", 1.386},
       {"step 100 | train/loss: 2.31 | eval/loss 2.5", 2.5},  // wandb's and HF's namespaces
+      // A loop at work on an evaluation.
+      {"I1216 14:42:44.291301 1396 train.py:398] Evaluated 10/287 with L2 loss 0.00036223349161446095",
+       0.00036223349161446095},
   };
   for (const auto& c : cases) {
     auto r = parse_progress(c.line);
@@ -520,6 +523,7 @@ TEST(Progress, ReadsTheEvaluationLossApart) {
   auto both = parse_progress("step 0: train loss 10.9364, val loss 10.9380");
   ASSERT_TRUE(both.loss);
   EXPECT_DOUBLE_EQ(*both.loss, 10.9364);
+  EXPECT_FALSE(parse_progress("Evaluated 10/287 with L2 loss 0.00036").loss);
   EXPECT_FALSE(parse_progress("step 10 loss 0.5").evaluation_loss);
   EXPECT_FALSE(parse_progress("Best validation loss: 0.6915").evaluation_loss);
   EXPECT_FALSE(parse_progress("epoch 3 val_loss_cls 0.41").evaluation_loss);
