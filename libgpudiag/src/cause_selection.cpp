@@ -59,7 +59,12 @@ void mark_survival(Candidate& c, const Trajectory& t, const TrainingState& train
   constexpr std::size_t kReadingsAfterAny = 20;
   const std::uint64_t last = last_line(*c.evidence);
   if (t.last && last == t.last->line) return;
-  if (training.completed && clean_exit && last < training.completion_line) {
+  // A loss that went non-finite or diverged is the training's own state: the
+  // run finishing after it (a NaN evaluation before the final save, a
+  // divergence stop before the end of fit) does not outlive it; only losses
+  // read after it do.
+  const bool loss_state = c.info->outcome == Outcome::non_finite_loss || c.info->outcome == Outcome::diverging_loss;
+  if (training.completed && clean_exit && last < training.completion_line && !loss_state) {
     c.standing = Standing::completed_after;
     return;
   }

@@ -87,6 +87,20 @@ TEST(RootCause, AFailureTheLastProgressLineShowsIsNotRecovered) {
   EXPECT_EQ(finding(d, "recovered"), nullptr);
 }
 
+// A loss that went non-finite is the training's own state: the run
+// completing after it does not outlive it (a NaN evaluation before the final
+// summary).
+TEST(RootCause, ANonFiniteLossIsNotOutlivedByTheRunCompleting) {
+  std::string log;
+  for (int s = 1; s <= 16; ++s) log += "{'loss': 0.0, 'learning_rate': 5e-05, 'epoch': " + std::to_string(s / 160.0) + "}\n";
+  const std::string nan_eval = "{'eval_loss': nan, 'eval_accuracy': nan, 'eval_runtime': 0.53, 'epoch': 0.1}\n";
+  const std::string summary =
+      "{'train_runtime': 10.89, 'train_samples_per_second': 23.5, 'train_steps_per_second': 1.47, 'train_loss': 0.0, "
+      "'epoch': 0.1}\n";
+  EXPECT_EQ(diagnose_text(log + nan_eval + summary, 0).cls, "nan_loss");
+  EXPECT_EQ(diagnose_text(log + nan_eval + summary).cls, "nan_loss");
+}
+
 // In a run asked to resume, a checkpoint that failed to load before training
 // began, in a run that then trained and completed, is no recovery: the run
 // started over from scratch. Unless the counters show it went on from a
