@@ -1067,6 +1067,35 @@ bool replay(const Plan& plan, std::string_view s, ProgressReading& r) {
   return true;
 }
 
+// A counter "N/M" from `at` on (spaces around the slash allowed), as whole
+// numbers: where it ends, or npos where none is there.
+std::size_t read_counter(std::string_view s, std::size_t at, double& value, double& total) {
+  auto number = [&](std::size_t& i, double& out) {
+    const std::size_t from = i;
+    out = 0;
+    while (i < s.size() && is_digit(s[i]) && i - from < 15) out = out * 10 + (s[i++] - '0');
+    return i > from && !(i < s.size() && is_word_char(s[i]) && s[i] != '_');
+  };
+  std::size_t i = at;
+  if (!number(i, value)) return std::string_view::npos;
+  while (i < s.size() && s[i] == ' ') ++i;
+  if (i >= s.size() || s[i] != '/') return std::string_view::npos;
+  ++i;
+  while (i < s.size() && s[i] == ' ') ++i;
+  if (!number(i, total)) return std::string_view::npos;
+  return i;
+}
+
+// Where the counter behind the epoch key at `pos` ends ("Epoch[100/100]",
+// "epoch=3/10", "Epoch: [5/5]"), with its values; npos where it holds none.
+std::size_t epoch_counter_at(std::string_view s, std::size_t pos, double& epoch, double& epochs) {
+  if ((pos > 0 && is_alpha(s[pos - 1])) || (pos + 5 < s.size() && is_alpha(s[pos + 5]))) return std::string_view::npos;
+  std::size_t at = skip_separator(s, pos + 5);
+  if (at < s.size() && s[at] == '[') ++at;
+  while (at < s.size() && s[at] == ' ') ++at;
+  return read_counter(s, at, epoch, epochs);
+}
+
 ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites) {
   ProgressReading r;
   const std::optional<double> step = find_step(segment, sites);
@@ -1075,7 +1104,13 @@ ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites)
     return std::any_of(at.begin(), at.end(), [&](std::size_t pos) { return segment.compare(pos, 4, unit) == 0; });
   };
   const bool bar = printed(sites.it_per, "it/s") || printed(sites.per_it, "s/it");
-  r.loss = find_loss(segment, sites, step.has_value() || bar);
+  // An epoch's counter with its total ("epoch=3/250") reports where the run
+  // is as a step does: a line with one is a reading, not a run's summary.
+  const bool epoch_counter = std::any_of(sites.epoch.begin(), sites.epoch.end(), [&](std::size_t pos) {
+    double epoch = 0, epochs = 0;
+    return epoch_counter_at(segment, pos, epoch, epochs) != std::string_view::npos;
+  });
+  r.loss = find_loss(segment, sites, step.has_value() || bar || epoch_counter);
   if (sites.evaluation) r.evaluation_loss = find_evaluation_loss(segment, sites);
   if (r.loss || r.evaluation_loss) {
     r.step = step;
@@ -1098,28 +1133,6 @@ ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites)
 
 }  // namespace
 
-namespace {
-
-// A counter "N/M" from `at` on (spaces around the slash allowed), as whole
-// numbers: where it ends, or npos where none is there.
-std::size_t read_counter(std::string_view s, std::size_t at, double& value, double& total) {
-  auto number = [&](std::size_t& i, double& out) {
-    const std::size_t from = i;
-    out = 0;
-    while (i < s.size() && is_digit(s[i]) && i - from < 15) out = out * 10 + (s[i++] - '0');
-    return i > from && !(i < s.size() && is_word_char(s[i]) && s[i] != '_');
-  };
-  std::size_t i = at;
-  if (!number(i, value)) return std::string_view::npos;
-  while (i < s.size() && s[i] == ' ') ++i;
-  if (i >= s.size() || s[i] != '/') return std::string_view::npos;
-  ++i;
-  while (i < s.size() && s[i] == ' ') ++i;
-  if (!number(i, total)) return std::string_view::npos;
-  return i;
-}
-
-}  // namespace
 
 std::optional<StatedCount> stated_count(std::string_view line) {
   std::string_view body = read_line(line).body;
@@ -1148,11 +1161,7 @@ std::optional<StatedCount> stated_count_of_segment(std::string_view body) {
   // The epoch counter: "Epoch[100/100]", "epoch 3/10", "Epoch: [5/5]"; a
   // counter right behind it counts that epoch's steps ("Epoch:[1/1](50/56608)").
   for (std::size_t pos : sites.epoch) {
-    if ((pos > 0 && is_alpha(body[pos - 1])) || (pos + 5 < body.size() && is_alpha(body[pos + 5]))) continue;
-    std::size_t at = skip_separator(body, pos + 5);
-    if (at < body.size() && body[at] == '[') ++at;
-    while (at < body.size() && body[at] == ' ') ++at;
-    std::size_t end_of_epoch = read_counter(body, at, value, total);
+    std::size_t end_of_epoch = epoch_counter_at(body, pos, value, total);
     if (end_of_epoch == std::string_view::npos) continue;
     c.epoch = value, c.epochs = total;
     if (end_of_epoch < body.size() && body[end_of_epoch] == ']') ++end_of_epoch;

@@ -56,6 +56,12 @@ TEST(Progress, ReadsEveryFrameworksLossLine) {
     ASSERT_TRUE(r.step) << c.line;
     EXPECT_EQ(*r.step, c.step) << c.line;
   }
+  // An epoch's counter with its total makes a qualified key a reading, as a
+  // step does; alone, the key is a run's summary.
+  auto epoch_line = parse_progress("epoch=0/250,total_loss=1.870129, 1 epoch time=61.985902, left time=4.304577");
+  ASSERT_TRUE(epoch_line.loss);
+  EXPECT_DOUBLE_EQ(*epoch_line.loss, 1.870129);
+  EXPECT_FALSE(parse_progress("epoch=0,total_loss=1.870129").loss);
   // HF Trainer's dict (quoted values in recent versions), a Lightning bar and
   // a Keras line carry no step number.
   auto hf = parse_progress("{'loss': '4.689', 'grad_norm': '1.394', 'learning_rate': '0.001867'}");
