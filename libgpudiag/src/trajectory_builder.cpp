@@ -516,7 +516,10 @@ std::optional<double> find_step(std::string_view s, const KeywordSites& sites, s
 
 // `stepped`: the line reports its step (or is a progress bar), which makes a
 // qualified key such as `train_loss` a reading rather than a run's summary.
-std::optional<double> find_loss(std::string_view s, const KeywordSites& sites, bool stepped) {
+// `epoch_summary`: the line reports an epoch and no step, so an average loss
+// on it is that epoch's, where it holds no other.
+std::optional<double> find_loss(std::string_view s, const KeywordSites& sites, bool stepped, bool epoch_summary) {
+  std::optional<std::size_t> average_at;
   for (std::size_t pos : sites.loss) {
     if (sites.evaluation && evaluation_field(s, pos)) continue;  // no evaluation word, no evaluation field
     std::size_t after = pos + 4;
@@ -545,6 +548,7 @@ std::optional<double> find_loss(std::string_view s, const KeywordSites& sites, b
     // infinite says a step's loss was.
     if (before == "avg" || before == "mean" || before == "average") {
       if (auto v = non_finite(after)) return v;
+      if (epoch_summary && !average_at) average_at = after;
       continue;
     }
     // A qualified key is the training loss when its qualifier says so: the
@@ -562,6 +566,7 @@ std::optional<double> find_loss(std::string_view s, const KeywordSites& sites, b
     if (glued && before != "lm" && !stepped) continue;
     if (auto v = read_value(s, skip_separator(s, after))) return v;
   }
+  if (average_at) return read_value(s, skip_separator(s, *average_at));
   return std::nullopt;
 }
 
@@ -1110,7 +1115,15 @@ ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites)
     double epoch = 0, epochs = 0;
     return epoch_counter_at(segment, pos, epoch, epochs) != std::string_view::npos;
   });
-  r.loss = find_loss(segment, sites, step.has_value() || bar || epoch_counter);
+  // "Epoch 3 - Average Loss: 4.1": an epoch's summary (its epoch stated, as
+  // a number behind the key, and no step).
+  const bool epoch_stated = std::any_of(sites.epoch.begin(), sites.epoch.end(), [&](std::size_t pos) {
+    if ((pos > 0 && is_alpha(segment[pos - 1])) || (pos + 5 < segment.size() && is_alpha(segment[pos + 5]))) return false;
+    std::size_t at = skip_separator(segment, pos + 5);
+    if (at < segment.size() && segment[at] == '[') ++at;
+    return at < segment.size() && is_digit(segment[at]);
+  });
+  r.loss = find_loss(segment, sites, step.has_value() || bar || epoch_counter, !step && !bar && epoch_stated);
   if (sites.evaluation) r.evaluation_loss = find_evaluation_loss(segment, sites);
   if (r.loss || r.evaluation_loss) {
     r.step = step;

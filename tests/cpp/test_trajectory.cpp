@@ -62,6 +62,15 @@ TEST(Progress, ReadsEveryFrameworksLossLine) {
   ASSERT_TRUE(epoch_line.loss);
   EXPECT_DOUBLE_EQ(*epoch_line.loss, 1.870129);
   EXPECT_FALSE(parse_progress("epoch=0,total_loss=1.870129").loss);
+  // An epoch's summary reads its average loss, where it states no other; a
+  // step's running average is no reading.
+  auto average = parse_progress("INFO:root:Epoch 3 - Average Loss: 4.1080, Average Accuracy: 0.0444, Samples: 1013");
+  ASSERT_TRUE(average.loss);
+  EXPECT_DOUBLE_EQ(*average.loss, 4.108);
+  EXPECT_FALSE(parse_progress("Epoch 3 step 120 avg loss: 4.1080").loss);
+  auto both = parse_progress("Epoch 3 - loss: 3.9, avg loss: 4.1080");
+  ASSERT_TRUE(both.loss);
+  EXPECT_DOUBLE_EQ(*both.loss, 3.9);
   // HF Trainer's dict (quoted values in recent versions), a Lightning bar and
   // a Keras line carry no step number.
   auto hf = parse_progress("{'loss': '4.689', 'grad_norm': '1.394', 'learning_rate': '0.001867'}");
