@@ -1091,14 +1091,22 @@ std::size_t read_counter(std::string_view s, std::size_t at, double& value, doub
   return i;
 }
 
-// Where the counter behind the epoch key at `pos` ends ("Epoch[100/100]",
-// "epoch=3/10", "Epoch: [5/5]"), with its values; npos where it holds none.
-std::size_t epoch_counter_at(std::string_view s, std::size_t pos, double& epoch, double& epochs) {
+// Where the number behind the epoch key at `pos` begins ("Epoch 3",
+// "epoch=3/10", "Epoch: [5/5]"); npos where the key is part of a word or
+// no number follows it.
+std::size_t epoch_number_at(std::string_view s, std::size_t pos) {
   if ((pos > 0 && is_alpha(s[pos - 1])) || (pos + 5 < s.size() && is_alpha(s[pos + 5]))) return std::string_view::npos;
   std::size_t at = skip_separator(s, pos + 5);
   if (at < s.size() && s[at] == '[') ++at;
   while (at < s.size() && s[at] == ' ') ++at;
-  return read_counter(s, at, epoch, epochs);
+  return at < s.size() && is_digit(s[at]) ? at : std::string_view::npos;
+}
+
+// Where the counter behind the epoch key at `pos` ends ("Epoch[100/100]"),
+// with its values; npos where it holds none.
+std::size_t epoch_counter_at(std::string_view s, std::size_t pos, double& epoch, double& epochs) {
+  const std::size_t at = epoch_number_at(s, pos);
+  return at == std::string_view::npos ? at : read_counter(s, at, epoch, epochs);
 }
 
 ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites) {
@@ -1118,10 +1126,7 @@ ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites)
   // "Epoch 3 - Average Loss: 4.1": an epoch's summary (its epoch stated, as
   // a number behind the key, and no step).
   const bool epoch_stated = std::any_of(sites.epoch.begin(), sites.epoch.end(), [&](std::size_t pos) {
-    if ((pos > 0 && is_alpha(segment[pos - 1])) || (pos + 5 < segment.size() && is_alpha(segment[pos + 5]))) return false;
-    std::size_t at = skip_separator(segment, pos + 5);
-    if (at < segment.size() && segment[at] == '[') ++at;
-    return at < segment.size() && is_digit(segment[at]);
+    return epoch_number_at(segment, pos) != std::string_view::npos;
   });
   r.loss = find_loss(segment, sites, step.has_value() || bar || epoch_counter, !step && !bar && epoch_stated);
   if (sites.evaluation) r.evaluation_loss = find_evaluation_loss(segment, sites);
@@ -1146,14 +1151,7 @@ ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites)
 
 }  // namespace
 
-
-std::optional<StatedCount> stated_count(std::string_view line) {
-  std::string_view body = read_line(line).body;
-  if (const std::size_t cr = body.rfind('\r'); cr != std::string_view::npos) body.remove_prefix(cr + 1);
-  return stated_count_of_segment(body);
-}
-
-std::optional<StatedCount> stated_count_of_segment(std::string_view body) {
+std::optional<StatedCount> stated_count(std::string_view body) {
   const KeywordSites sites(body);
   StatedCount c;
   double value = 0, total = 0;
@@ -1549,7 +1547,7 @@ void TrajectoryBuilder::keep_texts() {
 
 std::optional<StatedCount> TrajectoryBuilder::last_count() const {
   if (t_.readings == 0) return std::nullopt;
-  return stated_count_of_segment(last_segment_);
+  return stated_count(last_segment_);
 }
 
 Trajectory TrajectoryBuilder::finish() const {

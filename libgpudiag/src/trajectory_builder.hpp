@@ -48,17 +48,15 @@ struct EpochBars {
 // read lately.
 ProgressReading parse_progress(std::string_view segment, std::uint64_t tag = 0);
 
-// The counters a progress line states with their totals, read from its last
-// redraw: its step and the total beside it ("step 19560/19560", "iter:
+// The counters one segment of a progress line (a redraw) states with their
+// totals: its step and the total beside it ("step 19560/19560", "iter:
 // 80000/80000", "iteration 10/ 500000", tqdm's "| 50/50 ["), its epoch and
 // the epochs ("Epoch[100/100]", "epoch 3/10"); none where it states neither.
 struct StatedCount {
   std::optional<double> step, total;
   std::optional<double> epoch, epochs;
 };
-std::optional<StatedCount> stated_count(std::string_view line);
-// The same of one segment of a line's body (a redraw).
-std::optional<StatedCount> stated_count_of_segment(std::string_view segment);
+std::optional<StatedCount> stated_count(std::string_view segment);
 
 // The median of `v` (not empty).
 double median(std::vector<double> v);
