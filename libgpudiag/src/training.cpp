@@ -283,14 +283,10 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules, const EvidenceT
     steps_line = t.last ? t.last->line : 0;
   }
   std::uint64_t line = stated_line;
-  // The last reading's segment, where its step counter states its total
-  // and has reached it ("step 19560/19560") and counted over the whole run (a
-  // counter that went back counts one epoch's batches, not the run's steps),
-  // or its epoch counter has reached the epochs it states ("Epoch[100/100]")
-  // and its step counter, if it states one, that epoch's last step.
+  // A step counter that went back counts one epoch's batches, not the run's
+  // steps: it ends the run only with the epoch counter beside it.
   if (c && t.last) {
     const bool steps_done = c->total && *c->total >= 2 && *c->step >= *c->total;
-    // Its steps over the whole run, or the last epoch's, of the last epoch.
     const bool run_done = steps_done && counts_up(t) && t.max_step && static_cast<double>(*t.max_step) <= *c->step;
     const bool last_epoch_done = c->epochs && *c->epoch >= *c->epochs && (c->total ? steps_done : *c->epochs >= 2);
     if (run_done || last_epoch_done) line = std::max(line, t.last->line);
