@@ -256,8 +256,9 @@ bool counts_up(const Trajectory& t) {
 // its own total ("Step 5000/ 5000"), the last reading's segment whose step
 // counter states its total and reached it ("step 19560/19560 | loss 3.25"),
 // or one (or the trajectory's last step) that reaches the length a plan line
-// stated ("max_epochs=100", "Total optimization steps = 2,000"). Returns the
-// line that shows it, or 0.
+// stated ("max_epochs=100", "Total optimization steps = 2,000"), or the last
+// reading's segment that gives the run under a minute left ("eta: 0:00:00").
+// Returns the line that shows it, or 0.
 std::uint64_t reached_planned_length(const RuleSet::Impl& rules, const EvidenceTable& per_rule, const Trajectory& t,
                                      const std::optional<StatedCount>& c) {
   std::optional<double> planned_epochs, planned_steps, reached_epochs, reached_steps;
@@ -289,7 +290,12 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules, const EvidenceT
     const bool steps_done = c->total && *c->total >= 2 && *c->step >= *c->total;
     const bool run_done = steps_done && counts_up(t) && t.max_step && static_cast<double>(*t.max_step) <= *c->step;
     const bool last_epoch_done = c->epochs && *c->epoch >= *c->epochs && (c->total ? steps_done : *c->epochs >= 2);
-    if (run_done || last_epoch_done) line = std::max(line, t.last->line);
+    // The run's own estimate of the time it had left: within one logging
+    // period of the end (detectron2 logs every 20 iterations, the last at
+    // its 0-based `iter: 3999` of 4000).
+    constexpr double kEndingEta = 60;
+    const bool nothing_left = c->eta_seconds && *c->eta_seconds <= kEndingEta;
+    if (run_done || last_epoch_done || nothing_left) line = std::max(line, t.last->line);
   }
   if (planned_epochs && reached_epochs && *reached_epochs >= *planned_epochs) line = std::max(line, epochs_line);
   if (planned_steps && reached_steps && *reached_steps >= *planned_steps) line = std::max(line, steps_line);

@@ -1151,6 +1151,57 @@ ProgressReading parse_sites(std::string_view segment, const KeywordSites& sites)
 
 }  // namespace
 
+namespace {
+
+// The seconds of a clock time at `at` ("0:00:07", "12:30", "1 day, 2:03:04"),
+// where one is there.
+std::optional<double> clock_seconds_at(std::string_view s, std::size_t at) {
+  double days = 0;
+  std::size_t i = at;
+  auto number = [&](double& out) {
+    const std::size_t from = i;
+    out = 0;
+    while (i < s.size() && is_digit(s[i]) && i - from < 6) out = out * 10 + (s[i++] - '0');
+    return i > from;
+  };
+  double first = 0;
+  if (!number(first)) return std::nullopt;
+  if (s.compare(i, 4, " day") == 0) {  // Python's timedelta: "1 day, 2:03:04", "3 days, 0:10:00"
+    days = first;
+    i += 4;
+    if (i < s.size() && s[i] == 's') ++i;
+    if (s.compare(i, 2, ", ") != 0) return std::nullopt;
+    i += 2;
+    if (!number(first)) return std::nullopt;
+  }
+  double total = first;
+  int parts = 1;
+  for (double next = 0; parts < 3 && i + 1 < s.size() && s[i] == ':' && is_digit(s[i + 1]); ++parts) {
+    ++i;
+    number(next);
+    total = total * 60 + next;
+  }
+  if (parts < 2 || (i < s.size() && is_digit(s[i]))) return std::nullopt;
+  return days * 86400 + total;
+}
+
+// The time left that an `eta` key states, where the segment names one and
+// no epoch.
+std::optional<double> stated_eta(std::string_view s, const KeywordSites& sites) {
+  if (sites.epoch.n != 0) return std::nullopt;
+  for (std::size_t i = 0; i + 3 <= s.size(); ++i) {
+    if (!iequals_at(s, i, "eta") || (i > 0 && is_alpha(s[i - 1])) || (i + 3 < s.size() && is_alpha(s[i + 3])))
+      continue;
+    std::size_t at = i + 3;
+    if (at < s.size() && (s[at] == ':' || s[at] == '=')) ++at;
+    while (at < s.size() && s[at] == ' ') ++at;
+    if (const auto seconds = clock_seconds_at(s, at)) return seconds;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<StatedCount> stated_count(std::string_view body) {
   const KeywordSites sites(body);
   StatedCount c;
@@ -1183,7 +1234,8 @@ std::optional<StatedCount> stated_count(std::string_view body) {
     }
     break;
   }
-  if (!c.total && !c.epochs) return std::nullopt;
+  c.eta_seconds = stated_eta(body, sites);
+  if (!c.total && !c.epochs && !c.eta_seconds) return std::nullopt;
   return c;
 }
 

@@ -824,6 +824,25 @@ TEST(TrainingCorrectness, ACounterThatReachedItsStatedTotalCompletedTheRun) {
   EXPECT_EQ(diagnose_text(epochs("Epoch [11/12] Step [1/100] Loss: 0.2\n")).cls, "unknown");
   EXPECT_EQ(diagnose_text(epochs("Epoch [12/12] Step [1/100] Loss: 0.2\n")).cls, "unknown");
   EXPECT_EQ(diagnose_text(epochs("Epoch [12/12] Step [100/100] Loss: 0.2\n")).cls, "healthy");
+  // The run's own ETA at its last reading: under a minute left is its end;
+  // an ETA beside an epoch is that epoch's (torchvision's MetricLogger).
+  const auto eta = detail::stated_count("[09/02 02:43:17 d2.utils.events]:  eta: 0:00:00  iter: 299  total_loss: 0.3553");
+  ASSERT_TRUE(eta);
+  EXPECT_EQ(eta->eta_seconds, 0);
+  EXPECT_EQ(detail::stated_count("eta: 1 day, 2:03:04  iter: 19  total_loss: 1.9")->eta_seconds, 93784);
+  EXPECT_EQ(detail::stated_count("ETA 12:30 | it 5 | loss 1.9")->eta_seconds, 750);
+  EXPECT_FALSE(detail::stated_count("Epoch: [3]  [1250/1251]  eta: 0:00:00  lr: 0.1  loss: 1.2"));
+  EXPECT_FALSE(detail::stated_count("beta: 0:00:00 loss: 1.2"));
+  auto detectron = [](const std::string& last_eta) {
+    std::string log;
+    for (int iter = 19; iter < 300; iter += 20)
+      log += "[09/02 02:4" + std::to_string(iter % 10) + ":17 d2.utils.events]:  eta: " +
+             (iter == 299 ? last_eta : "0:05:00") + "  iter: " + std::to_string(iter) +
+             "  total_loss: " + std::to_string(2.0 / (1 + iter / 50.0)) + "  time: 1.25\n";
+    return log;
+  };
+  EXPECT_EQ(diagnose_text(detectron("0:00:00")).cls, "healthy");
+  EXPECT_EQ(diagnose_text(detectron("0:04:00")).cls, "unknown");
   // A counter right behind the epoch's counts that epoch's steps.
   const auto inner = detail::stated_count("Epoch:[1/1](56608/56608), loss: 1.8960, lr: 0.00000100");
   ASSERT_TRUE(inner);
