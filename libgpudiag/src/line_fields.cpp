@@ -121,6 +121,7 @@ bool torchrun_tag(Cursor& c, LineFields& f) {
     if (!rank) return false;
     const std::string_view digits = c.s.substr(at, c.pos - at);
     if (!c.eat("]:")) return false;
+    c.eat(" ");  // "[rank1]: 2024-05-01 10:00:00,001 - train - INFO - ..."
     f.rank = rank;
     f.rank_text = digits;
     return true;
@@ -207,6 +208,29 @@ bool pdsh_tag(Cursor& c, LineFields& f) {
   f.host = name;
   c.pos += n + 2;
   return true;
+}
+
+// Ray's copy of a worker's output on the driver: "(RayTrainWorker pid=1234,
+// ip=10.0.0.2) ", "(pid=1234) ". It names the process and its node, no rank.
+bool ray_tag(Cursor& c, LineFields& f) {
+  return attempt(c, [&] {
+    if (!c.eat("(")) return false;
+    if (!c.eat("pid=")) {  // the worker's name first
+      const std::size_t name = c.pos;
+      while (is_name_char(c.peek()) || c.peek() == ':') ++c.pos;
+      if (c.pos == name || !c.eat(" pid=")) return false;
+    }
+    if (!c.skip_number(10)) return false;
+    if (c.eat(", ip=")) {
+      const std::size_t at = c.pos;
+      while (is_name_char(c.peek())) ++c.pos;
+      if (c.pos == at) return false;
+      f.host = c.s.substr(at, c.pos - at);
+    }
+    if (!c.eat(")")) return false;
+    c.eat(" ");
+    return true;
+  });
 }
 
 bool clock_time(Cursor& c);
@@ -494,7 +518,7 @@ LineFields read_line(std::string_view line, Depth depth) {
     while (ansi(c)) {
     }
     if (torchrun_tag(c, f) || (first && srun_tag(c, f)) || srun_task(c, f) || nccl_tag(c, f) ||
-        pdsh_tag(c, f)) {
+        pdsh_tag(c, f) || ray_tag(c, f)) {
       first = false;
       continue;
     }

@@ -11,7 +11,7 @@ namespace gpudiag::detail {
 // Launchers, schedulers and logging libraries wrap a program's message in
 // prefixes; this grammar is the one place that knows them:
 //   rank or host      [rank3]:  [default3]:  srun --label "3: "  pdsh "gpu-node-03: "
-//                     NCCL "host:pid:tid [3] NCCL INFO"
+//                     NCCL "host:pid:tid [3] NCCL INFO"  Ray "(RayTrainWorker pid=12, ip=10.0.0.2) "
 //   timestamp         2025-03-02 08:16:22,364   2024/10/10 01:27:51   [2025-...]
 //                     glog/c10 "I1221 13:42:36.29 1234 file.cc:12]"  "[W1221 ... file:1]"
 //   severity, source  INFO:logger:  "- mmcls - INFO -"  "[INFO]"  "| WARNING |"

@@ -292,9 +292,11 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules, const EvidenceT
     const bool last_epoch_done = c->epochs && *c->epoch >= *c->epochs && (c->total ? steps_done : *c->epochs >= 2);
     // The run's own estimate of the time it had left: within one logging
     // period of the end (detectron2 logs every 20 iterations, the last at
-    // its 0-based `iter: 3999` of 4000).
+    // its 0-based `iter: 3999` of 4000). Not at the first reading, whose
+    // estimate rests on no step time yet (PaddleDetection's `iter: 0` reads
+    // `eta: 0:00:00`).
     constexpr double kEndingEta = 60;
-    const bool nothing_left = c->eta_seconds && *c->eta_seconds <= kEndingEta;
+    const bool nothing_left = c->eta_seconds && *c->eta_seconds <= kEndingEta && t.readings >= 2;
     if (run_done || last_epoch_done || nothing_left) line = std::max(line, t.last->line);
   }
   if (planned_epochs && reached_epochs && *reached_epochs >= *planned_epochs) line = std::max(line, epochs_line);

@@ -41,6 +41,14 @@ TEST(LineFields, ReadsEachLaunchersTag) {
   EXPECT_EQ(task.host, "gpu-node-01");
   EXPECT_EQ(task.severity, Severity::error);
   EXPECT_EQ(task.message, "Out Of Memory");
+  auto ray = read_line("(RayTrainWorker pid=9671, ip=10.0.0.2) Traceback (most recent call last):");
+  EXPECT_EQ(ray.host, "10.0.0.2");
+  EXPECT_EQ(ray.message, "Traceback (most recent call last):");
+  auto ray_logged = read_line("(pid=88) [rank1]: 2024-05-01 10:00:00,001 - train - INFO - step 3");
+  EXPECT_EQ(ray_logged.rank, 1);
+  EXPECT_EQ(ray_logged.severity, Severity::info);
+  EXPECT_EQ(ray_logged.message, "step 3");
+  EXPECT_EQ(read_line("(see above) RuntimeError: boom").message, "(see above) RuntimeError: boom");
   EXPECT_FALSE(read_line("12:30:01 starting").rank);
   EXPECT_FALSE(read_line("[2026-01-01 10:00:00] step 1").rank);
   // An exception name is not a pdsh host.

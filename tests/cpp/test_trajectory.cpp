@@ -843,6 +843,7 @@ TEST(TrainingCorrectness, ACounterThatReachedItsStatedTotalCompletedTheRun) {
   };
   EXPECT_EQ(diagnose_text(detectron("0:00:00")).cls, "healthy");
   EXPECT_EQ(diagnose_text(detectron("0:04:00")).cls, "unknown");
+  EXPECT_EQ(diagnose_text("[09/02 02:43:17 d2.utils.events]:  eta: 0:00:00  iter: 0  total_loss: 2.5\n").cls, "unknown");
   // A counter right behind the epoch's counts that epoch's steps.
   const auto inner = detail::stated_count("Epoch:[1/1](56608/56608), loss: 1.8960, lr: 0.00000100");
   ASSERT_TRUE(inner);
