@@ -49,6 +49,8 @@ void EvidenceCollector::on_hit(const LineHit& hit) {
     LineFields fields = read_line(hit.text);
     if (tracebacks_) exception = tracebacks_->exception_at(hit.line, fields.rank);
     if (!conditions_hold(hit.rule, hit.line, exception)) return;
+    // An exception Python reported as ignored is as its report's severity.
+    if (fields.severity == Severity::unknown && exception) fields.severity = exception->severity;
     // The second line of a Python warning is still the warning, unless a
     // traceback starts there.
     if (fields.severity == Severity::unknown && tracebacks_ &&

@@ -26,12 +26,13 @@ std::string frame_of(std::string_view message) {
 
 // The traceback a line of `rank` belongs to: the open one when the line
 // follows it closely (a next frame, a chained exception), else a new one.
-TracebackReader::Open& TracebackReader::extend(std::optional<int> rank, std::uint64_t line) {
+TracebackReader::Open& TracebackReader::extend(std::optional<int> rank, std::uint64_t line, bool fresh) {
   Open& o = by_rank_[rank.value_or(-1)];
-  if (o.last_line == 0 || line > o.last_line + kGap) {
+  if (fresh || o.last_line == 0 || line > o.last_line + kGap) {
     o.start = line;
     o.frames.clear();
     o.in_training_step = false;
+    o.severity = Severity::unknown;
   }
   o.last_line = line;
   return o;
@@ -41,7 +42,18 @@ void TracebackReader::on_hit(const LineHit& hit) {
   const Role role = rules_.rules[hit.rule].role;
   if (role == Role::warning)
     warning_line_[read_line(hit.text, Depth::launcher).rank.value_or(-1)] = hit.line;
-  if (role == Role::traceback_start) extend(read_line(hit.text, Depth::launcher).rank, hit.line);
+  if (role == Role::traceback_start) {
+    // An ignored exception's report begins a traceback of its own, and its
+    // own traceback header follows it at once; any later header, one that
+    // continues that traceback's banner aside, is another exception's.
+    const std::optional<int> rank = read_line(hit.text, Depth::launcher).rank;
+    const Severity severity = rules_.rules[hit.rule].severity;
+    const auto open = by_rank_.find(rank.value_or(-1));
+    const bool after_ignored = open != by_rank_.end() && open->second.severity != Severity::unknown &&
+                               hit.line > open->second.start + 1;
+    Open& o = extend(rank, hit.line, severity < Severity::error || after_ignored);
+    if (severity < Severity::error) o.severity = severity;
+  }
   if (role == Role::frame && !rules_.rules[hit.rule].phase.empty()) {
     extend(read_line(hit.text, Depth::launcher).rank, hit.line).in_training_step = true;
   } else if (role == Role::frame) {
@@ -62,7 +74,7 @@ std::optional<PythonException> TracebackReader::exception_at(std::uint64_t line,
   if (it == by_rank_.end()) return std::nullopt;
   const Open& o = it->second;
   if (o.last_line == 0 || line < o.start || line > o.last_line + kGap) return std::nullopt;
-  return PythonException{o.start, o.last_line, o.frames, o.in_training_step};
+  return PythonException{o.start, o.last_line, o.frames, o.in_training_step, o.severity};
 }
 
 }  // namespace gpudiag::detail

@@ -22,6 +22,10 @@ struct PythonException {
   std::uint64_t last = 0;  // its last header, banner or frame line
   std::string_view frames;
   bool in_training_step = false;  // a frame of a training step is among them
+  // Where Python reported the exception as ignored (it began at a
+  // traceback_start rule's line below error, "Exception ignored in: ..."),
+  // that rule's severity; unknown otherwise.
+  Severity severity = Severity::unknown;
 };
 
 // Groups the lines of Python tracebacks per process (`traceback_start` and
@@ -52,8 +56,11 @@ class TracebackReader : public MatchSink {
     std::string frames;
     std::uint64_t last_line = 0;  // its last header, banner or frame
     bool in_training_step = false;
+    Severity severity = Severity::unknown;  // as PythonException's
   };
-  Open& extend(std::optional<int> rank, std::uint64_t line);
+  // `fresh`: the line begins a traceback of its own, however close it
+  // follows the last one.
+  Open& extend(std::optional<int> rank, std::uint64_t line, bool fresh = false);
 
   const RuleSet::Impl& rules_;
   std::map<int, Open> by_rank_;  // -1: untagged lines

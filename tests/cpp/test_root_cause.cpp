@@ -105,6 +105,33 @@ TEST(RootCause, ANonFiniteLossIsNotOutlivedByTheRunCompleting) {
 // began, in a run that then trained and completed, is no recovery: the run
 // started over from scratch. Unless the counters show it went on from a
 // checkpoint after all. Without a request it is a fine-tune's partial load.
+// Python reports an exception raised in a destructor at shutdown as ignored:
+// the exception that ended the run came before it.
+TEST(RootCause, AnExceptionPythonIgnoredIsNoCause) {
+  const std::string fatal =
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 222, in train_one_epoch\n"
+      "    logger.info('mean loss: %f' % (loss_sum / float(num_batches)))\n"
+      "ZeroDivisionError: float division by zero\n";
+  const std::string ignored =
+      "Exception ignored in: <bound method Dataset.__del__ of <data.Dataset object at 0x7f6acd354ac8>>\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/code/data.py\", line 151, in __del__\n"
+      "    while not self.queue.empty():\n"
+      "FileNotFoundError: [Errno 2] No such file or directory\n";
+  const Diagnosis d = diagnose_text(fatal + ignored);
+  EXPECT_EQ(d.cls, "div_zero");
+  // Without the report, the same traceback is the last exception, and decides.
+  EXPECT_EQ(diagnose_text(fatal + ignored.substr(ignored.find('\n') + 1)).cls, "file_not_found");
+  // An exception after the ignored one's traceback is a cause again.
+  const std::string later =
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 30, in <module>\n"
+      "FileNotFoundError: [Errno 2] No such file or directory: 'data/train.json'\n";
+  EXPECT_EQ(diagnose_text(ignored + later).cls, "file_not_found");
+  EXPECT_EQ(diagnose_text(ignored).cls, "unknown");
+}
+
 TEST(RootCause, AFailedResumeThatTheRunWentOnAfterIsARestart) {
   const std::string mismatch =
       "Error(s) in loading state_dict for GPT: size mismatch for wte.weight: copying a param\n";
