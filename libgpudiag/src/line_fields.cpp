@@ -354,6 +354,23 @@ bool bracket(Cursor& c, LineFields& f) {
   });
 }
 
+// A source file and line in parentheses, as Swin Transformer's logger (and
+// the many repositories that copied it) writes "(main.py 154): INFO ...".
+bool paren_source(Cursor& c, LineFields& f) {
+  return attempt(c, [&] {
+    if (!c.eat("(")) return false;
+    const std::size_t inside = c.pos;
+    while (is_name_char(c.peek())) ++c.pos;
+    const std::string_view file = c.s.substr(inside, c.pos - inside);
+    if (file.find('.') == std::string_view::npos || !c.eat(" ") || !c.skip_number(10) || !c.eat(")")) return false;
+    f.source = c.s.substr(inside, c.pos - 1 - inside);
+    while (ansi(c)) {  // its colour's end, before the colon
+    }
+    c.eat(":");
+    return true;
+  });
+}
+
 // The separator after a timestamp or a level: " - ", " | ", ": ", tabs, spaces.
 void separator(Cursor& c) {
   c.spaces();
@@ -491,6 +508,10 @@ void logging_prefix(std::string_view line, Cursor& c, LineFields& f) {
     if (bracket(c, f)) {
       c.spaces();
       if (c.starts("-[")) ++c.pos;  // "[time]-[file line:12]:"
+      continue;
+    }
+    if (!f.timestamp.empty() && paren_source(c, f)) {
+      c.spaces();
       continue;
     }
     if (f.severity == Severity::unknown && level_field(c, f)) {

@@ -16,6 +16,7 @@ namespace gpudiag::detail {
 //                     glog/c10 "I1221 13:42:36.29 1234 file.cc:12]"  "[W1221 ... file:1]"
 //   severity, source  INFO:logger:  "- mmcls - INFO -"  "[INFO]"  "| WARNING |"
 //                     "logger: [WARNING]"  "[NeMo W ...]"  "file.py:12: UserWarning:"
+//                     "[2025-10-21 01:39:33 resnet18] (main.py 119): INFO"
 // What is left is the message; anchored patterns match at its start, past any
 // decoration (emoji, rules of dashes or equals signs).
 struct LineFields {

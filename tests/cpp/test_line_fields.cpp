@@ -87,6 +87,9 @@ TEST(LineFields, ReadsSeverityAndMessage) {
   } cases[] = {
       {"INFO:__main__:Training completed successfully!", Severity::info, "Training completed successfully!"},
       {"2022-10-09 06:31:00,973 - mmcls - INFO - Epoch [1][100/5005]", Severity::info, "Epoch [1][100/5005]"},
+      {"\x1b[32m[2025-10-21 01:39:34 resnet18]\x1b[0m\x1b[33m(main.py 154)\x1b[0m: INFO Training time 0:18:36",
+       Severity::info, "Training time 0:18:36"},
+      {"[2025-10-21 01:39:34 resnet18] (main.py 119): WARNING low accuracy", Severity::warning, "low accuracy"},
       {"[2023-12-03 14:53:32,330] torch._dynamo.convert_frame: [WARNING] FileNotFoundError: x",
        Severity::warning, "FileNotFoundError: x"},
       {"[2025-09-21 09:28:23,321 INFO] Step 5000/ 5000;", Severity::info, "Step 5000/ 5000;"},
