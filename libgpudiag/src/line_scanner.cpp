@@ -589,16 +589,16 @@ int LineScanner::on_match(unsigned id, unsigned long long, unsigned long long to
   return 0;  // keep scanning
 }
 
-bool LineScanner::confirmed_on(unsigned pattern, std::string_view line) {
+bool LineScanner::confirmed_on(unsigned pattern, std::string_view line, std::size_t* end) {
   switch (rules_.confirm[pattern]) {
     case kConfirmNone:
     case kConfirmWordEnd: return true;  // checked as it was reported
-    case kConfirmMessage: return confirmed(pattern, line, 1);
-    default: return confirmed(pattern, line, 0);
+    case kConfirmMessage: return confirmed(pattern, line, 1, end);
+    default: return confirmed(pattern, line, 0, end);
   }
 }
 
-bool LineScanner::confirmed(unsigned pattern, std::string_view line, int kind) {
+bool LineScanner::confirmed(unsigned pattern, std::string_view line, int kind, std::size_t* end) {
   Confirmed& c = confirmed_[kind];
   // The same bytes of the same piece (a line cut at a piece's end is another
   // text, at the same offset, in the next piece).
@@ -607,19 +607,26 @@ bool LineScanner::confirmed(unsigned pattern, std::string_view line, int kind) {
     c.data = line.data();
     c.size = line.size();
     c.patterns.clear();
+    c.ends.clear();
     const std::string_view text = kind == 1 ? read_line(line).message : line;
-    auto on_confirm = [](unsigned id, unsigned long long, unsigned long long, unsigned,
+    c.text_offset = static_cast<std::size_t>(text.data() - line.data());
+    auto on_confirm = [](unsigned id, unsigned long long, unsigned long long to, unsigned,
                          void* context) -> int {
-      static_cast<std::vector<unsigned>*>(context)->push_back(id);  // once each: single-match
+      auto& into = *static_cast<Confirmed*>(context);
+      into.patterns.push_back(id);  // once each: single-match, at its first end
+      into.ends.push_back(static_cast<std::size_t>(to));
       return 0;
     };
     if (hs_scan(rules_.confirm_db.get(), text.data(), static_cast<unsigned>(text.size()), 0,
-                scratch_.confirm, on_confirm, &c.patterns) != HS_SUCCESS) {
+                scratch_.confirm, on_confirm, &c) != HS_SUCCESS) {
       c.piece = ~std::uint64_t{0};
       throw std::runtime_error("Hyperscan failed while confirming a match");
     }
   }
-  return std::find(c.patterns.begin(), c.patterns.end(), pattern) != c.patterns.end();
+  const auto it = std::find(c.patterns.begin(), c.patterns.end(), pattern);
+  if (it == c.patterns.end()) return false;
+  if (end) *end = c.text_offset + c.ends[static_cast<std::size_t>(it - c.patterns.begin())];
+  return true;
 }
 
 void LineScanner::report(unsigned pattern, std::uint64_t end) {
@@ -694,16 +701,17 @@ void LineScanner::emit(unsigned pattern, std::uint64_t number, std::uint64_t off
   LineHit hit{rule, number, offset, {}, truncated, {}, layout};
   text = strip_cr(text);
   hit.full = text;
+  std::size_t end = at + 1;  // past the match
+  if (!confirmed_on(pattern, hit.full, &end)) return;
   if (text.size() > text_cap_) {
     // Keep the part of an over-long line that holds the match, with a
     // quarter of the cap after it: the value a key introduces follows it.
-    std::size_t match_end = std::min(at + 1, text.size());
+    std::size_t match_end = std::min(end, text.size());
     std::size_t keep_after = std::min(text_cap_ / 4, text.size() - match_end);
     std::size_t start = match_end + keep_after > text_cap_ ? match_end + keep_after - text_cap_ : 0;
     text = text.substr(start, text_cap_);
     hit.truncated = true;
   }
-  if (!confirmed_on(pattern, hit.full)) return;
   hit.text = text;
   last_line_[rule] = number;
   sink_.on_hit(hit);

@@ -73,11 +73,15 @@ class LineScanner {
   // A hit that stands: found on its line, confirmed as the plan says, sent on.
   void deliver(unsigned pattern, std::uint64_t end);
   // Whether `line` (kind 0), or its message (kind 1), where the scan found
-  // a prefilter or a line_start pattern, matches the pattern's full form.
-  bool confirmed(unsigned pattern, std::string_view line, int kind);
+  // a prefilter or a line_start pattern, matches the pattern's full form;
+  // where it does, `end` is set past the full form's first match, from the
+  // line's first byte.
+  bool confirmed(unsigned pattern, std::string_view line, int kind, std::size_t* end = nullptr);
   // Whether a stream hit of `pattern` on `line` stands, confirmed as its
   // compile plan says: not at all, on the line, or on the line's message.
-  bool confirmed_on(unsigned pattern, std::string_view line);
+  // `end`, where given and the hit was confirmed, is moved to the full
+  // form's match: a skeleton's (a prefilter's) may end elsewhere.
+  bool confirmed_on(unsigned pattern, std::string_view line, std::size_t* end = nullptr);
   void remember_tail(std::uint64_t piece_newlines);
   // Sends a hit of `pattern` on the whole line `text` (no line ending) on, if
   // its rule has none there yet and it is confirmed; `at`: the match's last
@@ -168,6 +172,8 @@ class LineScanner {
     const char* data = nullptr;
     std::size_t size = 0;
     std::vector<unsigned> patterns;
+    std::vector<std::size_t> ends;  // of each, past its first match in the text
+    std::size_t text_offset = 0;    // of the text scanned (the message) in the line
   };
   Confirmed confirmed_[2];
 };
