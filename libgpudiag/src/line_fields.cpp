@@ -323,6 +323,15 @@ bool source_line(std::string_view field) {
   return !number.empty() && std::all_of(number.begin(), number.end(), is_digit);
 }
 
+// "177/train/578 (pid 28936)": a field that ends naming its process, as
+// Metaflow's prefix names a step's task.
+bool process_field(std::string_view field) {
+  const std::size_t at = field.rfind("(pid ");
+  if (at == std::string_view::npos || field.back() != ')' || at + 6 >= field.size()) return false;
+  const std::string_view number = field.substr(at + 5, field.size() - at - 6);
+  return std::all_of(number.begin(), number.end(), is_digit);
+}
+
 // A bracketed field: [2025-...], [INFO], [INFO|file.py:12], [2025-... INFO],
 // [W1221 ... file:12], [NeMo W 2024-... file:12], [engine.py:12:fn].
 bool bracket(Cursor& c, LineFields& f) {
@@ -344,9 +353,10 @@ bool bracket(Cursor& c, LineFields& f) {
     } else {
       // Any other bracketed field before the message (a file:line:function,
       // a process name) is a prefix only when no space is in it, or it is a
-      // source file and line as "[%(filename)s line:%(lineno)d]" writes it.
+      // source file and line as "[%(filename)s line:%(lineno)d]" writes it,
+      // or it ends naming its process ("[177/train/578 (pid 28936)]").
       const std::string_view field = c.s.substr(inside, close - inside);
-      if (field.find(' ') != std::string_view::npos && !source_line(field)) return false;
+      if (field.find(' ') != std::string_view::npos && !source_line(field) && !process_field(field)) return false;
     }
     c.pos = close + 1;
     c.eat(":");

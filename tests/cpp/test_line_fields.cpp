@@ -90,6 +90,9 @@ TEST(LineFields, ReadsSeverityAndMessage) {
       {"\x1b[32m[2025-10-21 01:39:34 resnet18]\x1b[0m\x1b[33m(main.py 154)\x1b[0m: INFO Training time 0:18:36",
        Severity::info, "Training time 0:18:36"},
       {"[2025-10-21 01:39:34 resnet18] (main.py 119): WARNING low accuracy", Severity::warning, "low accuracy"},
+      {"2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160] Traceback (most "
+       "recent call last):",
+       Severity::unknown, "Traceback (most recent call last):"},
       {"[2023-12-03 14:53:32,330] torch._dynamo.convert_frame: [WARNING] FileNotFoundError: x",
        Severity::warning, "FileNotFoundError: x"},
       {"[2025-09-21 09:28:23,321 INFO] Step 5000/ 5000;", Severity::info, "Step 5000/ 5000;"},
