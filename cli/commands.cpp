@@ -327,8 +327,9 @@ int run_diagnose(const std::vector<std::string>& args) {
        "exit with status 3 when any input's diagnosis has one of these values: class:cuda_oom, "
        "owner:infra, family:..., g15:...; pairs separated by commas, or the option repeated. For "
        "scripts and alerting; the output is unchanged")
-      ("exit-code", po::value<int>()->value_name("CODE"),
-       "the job's exit status (e.g. -9, 137, 1); it counts as evidence and applies to every FILE")
+      ("exit-code", po::value<std::string>()->value_name("CODE"),
+       "the job's exit status (e.g. -9, 137, 1; a Windows status as Python prints it, 3221225477, "
+       "or as cmd does, -1073741819); it counts as evidence and applies to every FILE")
       ("sacct", po::value<std::string>()->value_name("FILE"),
        "the scheduler's record of the job: Slurm's 'sacct --json -j ID', 'sacct -P -j ID' or "
        "'scontrol show job ID' output, saved to a file. Its state (TIMEOUT, NODE_FAIL, "
@@ -395,7 +396,15 @@ int run_diagnose(const std::vector<std::string>& args) {
   }
 
   DiagnoseOptions options;
-  if (vm.count("exit-code")) options.exit_code = vm["exit-code"].as<int>();
+  if (vm.count("exit-code")) {
+    const std::string code = vm["exit-code"].as<std::string>();
+    options.exit_code = parse_exit_status(code);
+    if (!options.exit_code) {
+      std::cerr << "gpudiag diagnose: --exit-code takes an exit status such as -9, 137 or 3221225477, not '" << code
+                << "'\n";
+      return kUsage;
+    }
+  }
   if (vm.count("max-bytes")) {
     const std::string size = vm["max-bytes"].as<std::string>();
     const std::optional<std::uint64_t> bytes = parse_size(size);

@@ -544,5 +544,6 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("taxonomy", [] { return py::tuple(py::cast(gpudiag::taxonomy().classes)); });
   m.def("version", [] { return std::string(version()); });
+  m.def("parse_exit_status", [](std::string_view text) { return gpudiag::parse_exit_status(text); }, py::arg("text"));
   m.def("hyperscan_version", [] { return std::string(hyperscan_version()); });
 }

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "extractor.hpp"
+#include "gpudiag/diagnose.hpp"
 #include "signals.hpp"
 
 namespace gpudiag::detail {
@@ -24,7 +25,7 @@ std::optional<int> signal_from_values(const std::map<std::string, std::string>& 
     return signal_number(it->second);
   }
   if (auto it = values.find("exit_code"); it != values.end())
-    if (auto code = to_int(it->second)) return signal_of(*code);
+    if (auto code = gpudiag::parse_exit_status(it->second)) return signal_of(*code);
   return std::nullopt;
 }
 

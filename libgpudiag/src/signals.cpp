@@ -1,7 +1,13 @@
 #include "signals.hpp"
 
 #include <array>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
 #include <utility>
+
+#include "gpudiag/diagnose.hpp"
 
 namespace gpudiag::detail {
 namespace {
@@ -15,6 +21,30 @@ constexpr std::array<std::pair<int, std::string_view>, 24> kSignals = {{
     {24, "SIGXCPU"}, {25, "SIGXFSZ"},  {30, "SIGPWR"},  {31, "SIGSYS"},
 }};
 
+// The Windows statuses a crashed process exits with (NTSTATUS, as unsigned
+// 32-bit numbers), and the Linux signal each stands for.
+struct WindowsStatus {
+  std::uint32_t code;
+  std::string_view name;
+  int signo;
+};
+constexpr std::array<WindowsStatus, 8> kWindowsStatuses = {{
+    {0xC0000005u, "STATUS_ACCESS_VIOLATION", 11},
+    {0xC00000FDu, "STATUS_STACK_OVERFLOW", 11},
+    {0xC000001Du, "STATUS_ILLEGAL_INSTRUCTION", 4},
+    {0xC0000094u, "STATUS_INTEGER_DIVIDE_BY_ZERO", 8},
+    {0xC000008Eu, "STATUS_FLOAT_DIVIDE_BY_ZERO", 8},
+    {0xC0000409u, "STATUS_STACK_BUFFER_OVERRUN", 6},  // a fail-fast: abort() in the C runtime
+    {0xC0000374u, "STATUS_HEAP_CORRUPTION", 6},
+    {0xC000013Au, "STATUS_CONTROL_C_EXIT", 2},
+}};
+
+const WindowsStatus* windows_status(int exit_code) {
+  for (const WindowsStatus& s : kWindowsStatuses)
+    if (static_cast<std::uint32_t>(exit_code) == s.code) return &s;
+  return nullptr;
+}
+
 }  // namespace
 
 std::optional<int> signal_of(std::optional<int> exit_code) {
@@ -22,6 +52,7 @@ std::optional<int> signal_of(std::optional<int> exit_code) {
   const int c = *exit_code;
   if (c < 0 && c > -65) return -c;
   if (c > 128 && c < 128 + 65) return c - 128;
+  if (const WindowsStatus* s = c < 0 ? windows_status(c) : nullptr) return s->signo;
   return std::nullopt;
 }
 
@@ -38,6 +69,12 @@ std::optional<int> signal_number(std::string_view name) {
 }
 
 std::string describe_exit(int exit_code) {
+  if (const WindowsStatus* w = exit_code < 0 ? windows_status(exit_code) : nullptr) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08X", w->code);
+    return "exit code " + std::to_string(w->code) + " (" + hex + ", " + std::string(w->name) + ": as " +
+           std::string(signal_name(w->signo)) + ")";
+  }
   std::string s = "exit code " + std::to_string(exit_code);
   if (auto signo = signal_of(exit_code)) {
     std::string_view name = signal_name(*signo);
@@ -47,3 +84,17 @@ std::string describe_exit(int exit_code) {
 }
 
 }  // namespace gpudiag::detail
+
+namespace gpudiag {
+
+std::optional<int> parse_exit_status(std::string_view text) {
+  long long v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) return std::nullopt;
+  if (v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max()) return static_cast<int>(v);
+  if (v > 0 && v <= static_cast<long long>(std::numeric_limits<std::uint32_t>::max()))
+    return static_cast<int>(static_cast<std::uint32_t>(v));  // two's complement: 3221225477 -> -1073741819
+  return std::nullopt;
+}
+
+}  // namespace gpudiag

@@ -19,6 +19,7 @@ import sys
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, TextIO
 
+from . import _core
 from ._many import _COLUMNS, InputFailure, Result, Task, _progress, _row, _tasks, files_in_order, jsonl_in_order
 from ._taxonomy import taxonomy
 
@@ -64,6 +65,14 @@ def _size(text: str) -> int:
     return int(match.group(1)) << (10 * power)
 
 
+def _exit_code(text: str) -> int:
+    """An exit status: -9, 137, or a Windows status as Python prints it (3221225477)."""
+    code = _core.parse_exit_status(text)
+    if code is None:
+        raise argparse.ArgumentTypeError(f"takes an exit status such as -9, 137 or 3221225477, not {text!r}")
+    return code
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="gpudiag batch", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
@@ -76,7 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-g", "--glob", action="append", default=[],
                    help="in a DIR, the files to read ('*.log'; '!GLOB' leaves them out), as diagnose's")
     p.add_argument("--hidden", action="store_true", help="in a DIR, read hidden files too")
-    p.add_argument("--exit-code", type=int, help="the exit status of every input a manifest gives none")
+    p.add_argument("--exit-code", type=_exit_code,
+                   help="the exit status of every input a manifest gives none (-9, 137; a Windows status "
+                        "as Python prints it, 3221225477)")
     p.add_argument("--max-bytes", type=_size, metavar="SIZE",
                    help="read no more than SIZE bytes of each input (500M, 2G), as diagnose's --max-bytes")
     p.add_argument("--resume", action="store_true",

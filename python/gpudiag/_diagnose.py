@@ -23,8 +23,9 @@ def diagnose(source: Source, exit_code: Optional[int] = None,
     (anything with a contiguous buffer: bytes, bytearray, memoryview, mmap;
     read in place, not copied). Log text held in a ``str`` goes through
     ``diagnose_text``. ``exit_code`` is the job's exit status (negative for a
-    signal, as subprocess reports it, or 128 + signal as a shell does) and
-    counts as evidence. ``rules`` defaults to the shipped rules.
+    signal, as subprocess reports it, or 128 + signal as a shell does; a
+    Windows status as Python prints it, 3221225477, is kept as the signed
+    32-bit value Windows keeps, -1073741819) and counts as evidence. ``rules`` defaults to the shipped rules.
     ``scheduler`` is a file holding the scheduler's record of the job
     (Slurm's ``sacct --json``, ``sacct -P`` or ``scontrol show job`` output):
     its state counts as evidence and its exit status stands in for
@@ -33,7 +34,7 @@ def diagnose(source: Source, exit_code: Optional[int] = None,
     never ends (``/dev/zero``) is read up to 1 GiB when it is not given. The
     GIL is released while the log is scanned.
     """
-    ruleset, record = _checked("diagnose", exit_code, rules, scheduler, text_cap, max_bytes)
+    ruleset, record, exit_code = _checked("diagnose", exit_code, rules, scheduler, text_cap, max_bytes)
     if isinstance(source, (str, os.PathLike)):
         path = os.fsdecode(os.fspath(source))
         try:
@@ -58,7 +59,7 @@ def diagnose_text(text: str, exit_code: Optional[int] = None, rules: Optional[Ru
     if not isinstance(text, str):
         raise TypeError(f"gpudiag.diagnose_text() takes the log as str, not {type(text).__name__} "
                         "(bytes and paths go to gpudiag.diagnose())")
-    ruleset, record = _checked("diagnose_text", exit_code, rules, scheduler, text_cap, None)
+    ruleset, record, exit_code = _checked("diagnose_text", exit_code, rules, scheduler, text_cap, None)
     return _core.diagnose_buffer(ruleset, text.encode("utf-8", "surrogateescape"), exit_code,
                                  text_cap=text_cap, scheduler=record)
 
@@ -74,13 +75,29 @@ def _raise_if_missing(path: str) -> None:
     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
 
 
-def _checked(caller: str, exit_code: Any, rules: Any, scheduler: Any, text_cap: Any,
-             max_bytes: Any) -> Tuple[Any, Optional[str]]:
-    """The one check of the arguments every entry point shares: a wrong type
-    is a one-line TypeError naming the argument, not the native signature."""
-    if exit_code is not None and (not isinstance(exit_code, int) or isinstance(exit_code, bool)):
-        raise TypeError(f"gpudiag.{caller}(): exit_code must be an int such as -9 or 137, "
+def exit_status(caller: str, exit_code: Any) -> Optional[int]:
+    """``exit_code`` as the native layer keeps it: an int, a Windows status as
+    Python prints it (3221225477, 0xC0000005) taken as the signed 32-bit value
+    Windows keeps (-1073741819); a wrong type is a TypeError, a number no exit
+    status can be a ValueError, each naming ``caller``."""
+    if exit_code is None:
+        return None
+    if not isinstance(exit_code, int) or isinstance(exit_code, bool):
+        raise TypeError(f"{caller}: exit_code must be an int such as -9 or 137, "
                         f"not {type(exit_code).__name__} {exit_code!r}")
+    code = _core.parse_exit_status(str(exit_code))
+    if code is None:
+        raise ValueError(f"{caller}: exit_code {exit_code} is no exit status (one is a 32-bit number, "
+                         f"such as -9, 137 or 3221225477)")
+    return code
+
+
+def _checked(caller: str, exit_code: Any, rules: Any, scheduler: Any, text_cap: Any,
+             max_bytes: Any) -> Tuple[Any, Optional[str], Optional[int]]:
+    """The one check of the arguments every entry point shares: a wrong type
+    is a one-line TypeError naming the argument, not the native signature.
+    Returns the rules, the scheduler record's path and the exit status."""
+    code = exit_status(f"gpudiag.{caller}()", exit_code)
     if rules is not None and not isinstance(rules, RuleSet):
         raise TypeError(f"gpudiag.{caller}(): rules must be a gpudiag.RuleSet (gpudiag.RuleSet.load(dir)), "
                         f"not {type(rules).__name__}")
@@ -90,7 +107,7 @@ def _checked(caller: str, exit_code: Any, rules: Any, scheduler: Any, text_cap: 
     if not isinstance(text_cap, int) or isinstance(text_cap, bool) or text_cap <= 0:
         raise TypeError(f"gpudiag.{caller}(): text_cap must be a positive int, not {text_cap!r}")
     _check_max_bytes(max_bytes)
-    return (rules or default_rules())._native, (os.fspath(scheduler) if scheduler is not None else None)
+    return (rules or default_rules())._native, (os.fspath(scheduler) if scheduler is not None else None), code
 
 
 def diagnose_job(files: Union["os.PathLike[str]", str, Iterable[Union["os.PathLike[str]", str]]],
@@ -107,7 +124,7 @@ def diagnose_job(files: Union["os.PathLike[str]", str, Iterable[Union["os.PathLi
     and diagnosed as one log; ``path`` is the directory, when one was given.
     ``scheduler`` as for ``diagnose``.
     """
-    ruleset, record = _checked("diagnose_job", exit_code, rules, scheduler, text_cap, None)
+    ruleset, record, exit_code = _checked("diagnose_job", exit_code, rules, scheduler, text_cap, None)
     directory = os.fspath(files) if isinstance(files, (str, os.PathLike)) else None
     if directory is not None:
         paths, _, problems = _core.list_logs(directory, list(glob), hidden)

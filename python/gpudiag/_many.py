@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _core
-from ._diagnose import Source, _check_max_bytes, diagnose
+from ._diagnose import Source, _check_max_bytes, diagnose, exit_status
 from ._rules import RuleSet, default_rules
 from ._types import Diagnosis
 
@@ -68,12 +68,14 @@ def _read_manifest(path: pathlib.Path) -> List[Task]:
             exit_code = None if code in (None, "") else int(code)
         except ValueError:
             raise ValueError(f"{path}: row {number}: exit_code {code!r} is not an integer") from None
+        exit_code = exit_status(f"{path}: row {number}", exit_code)
         record = row.get("sacct")
         tasks.append((path.parent / row["path"], exit_code, path.parent / record if record else None))
     return tasks
 
 
 def _tasks(sources: Any, exit_code: Optional[int], glob: Sequence[str], hidden: bool) -> List[Task]:
+    exit_code = exit_status("gpudiag.diagnose_many()", exit_code)
     if isinstance(sources, (str, os.PathLike)):
         root = pathlib.Path(sources)
         if root.is_dir():
@@ -88,6 +90,7 @@ def _tasks(sources: Any, exit_code: Optional[int], glob: Sequence[str], hidden: 
     tasks: List[Task] = []
     for item in sources:
         source, code = item if isinstance(item, tuple) else (item, exit_code)
+        code = exit_status("gpudiag.diagnose_many()", code)
         tasks.append((pathlib.Path(source) if isinstance(source, str) else source, code, None))
     return tasks
 

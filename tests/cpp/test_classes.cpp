@@ -193,6 +193,33 @@ TEST(ExitCode, SignalAloneDecidesWithLowConfidence) {
   }
 }
 
+// Windows ends a crashed process with an NTSTATUS, which Python prints
+// unsigned (3221225477) and cmd signed (-1073741819): 0xC0000005 is an access
+// violation, what SIGSEGV is on Linux.
+TEST(ExitCode, AWindowsStatusStandsForItsSignal) {
+  EXPECT_EQ(parse_exit_status("3221225477"), -1073741819);
+  EXPECT_EQ(parse_exit_status("-1073741819"), -1073741819);
+  EXPECT_EQ(parse_exit_status("137"), 137);
+  EXPECT_FALSE(parse_exit_status("4294967296"));
+  EXPECT_FALSE(parse_exit_status("13x"));
+  EXPECT_FALSE(parse_exit_status(""));
+  struct {
+    const char* code;
+    const char* cls;
+  } cases[] = {{"3221225477", "segfault"}, {"3221226505", "native_abort"}, {"3221225786", "cancelled"},
+               {"3221225725", "segfault"}, {"3221225480", "unknown"}};
+  for (const auto& c : cases) EXPECT_EQ(diagnose_text("loading data\n", *parse_exit_status(c.code)).cls, c.cls) << c.code;
+  const Diagnosis d = diagnose_text("loading data\n", *parse_exit_status("3221225477"));
+  ASSERT_FALSE(d.verdict.shows.empty());
+  EXPECT_NE(d.verdict.shows.front().find("exit code 3221225477 (0xC0000005, STATUS_ACCESS_VIOLATION: as SIGSEGV)"),
+            std::string::npos);
+  // A launcher's report of it, without the exit status given.
+  EXPECT_EQ(diagnose_text("subprocess.CalledProcessError: Command '['python.exe', 'train.py']' returned non-zero exit "
+                          "status 3221225477.\n")
+                .cls,
+            "segfault");
+}
+
 TEST(ExitCode, OrdinaryFailureWithoutEvidenceIsUnknown) {
   Diagnosis d = diagnose_text("loading data\n", 1);
   EXPECT_EQ(d.cls, "unknown");

@@ -90,6 +90,18 @@ def test_exit_code_is_evidence():
     assert gpudiag.diagnose(b"loading\n").class_ == "unknown"
 
 
+def test_a_windows_exit_status_is_read_as_windows_keeps_it():
+    # Python prints 0xC0000005, an access violation, unsigned; cmd signed.
+    for code in (3221225477, -1073741819):
+        d = gpudiag.diagnose(b"loading\n", exit_code=code)
+        assert (d.class_, d.exit_code) == ("segfault", -1073741819)
+    assert gpudiag.diagnose(b"loading\n", exit_code=0xC000013A).class_ == "cancelled"  # Ctrl-C
+    with pytest.raises(ValueError, match="no exit status"):
+        gpudiag.diagnose(b"loading\n", exit_code=2**32)
+    with pytest.raises(ValueError, match=r"diagnose_many\(\): exit_code 1099511627776"):
+        gpudiag.diagnose_many([("x.log", 2**40)])
+
+
 def test_to_dict_is_the_cli_json():
     d = gpudiag.diagnose(OOM)
     assert d.to_dict() == json.loads(d.to_json())

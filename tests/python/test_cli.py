@@ -36,6 +36,16 @@ def test_stdin_and_negative_exit_code(cli, cache_env):
     assert (d["class"], d["exit_code"], d["path"]) == ("oom_killer", -9, "-")
 
 
+def test_a_windows_exit_status_and_a_wrong_one(cli, cache_env):
+    r = run(cli, "diagnose", "--exit-code", "3221225477", "-", input=b"loading\n", env=cache_env)
+    assert r.returncode == 0
+    assert "segfault" in r.stdout.decode()
+    assert "exit code 3221225477 (0xC0000005, STATUS_ACCESS_VIOLATION: as SIGSEGV)" in r.stdout.decode()
+    bad = run(cli, "diagnose", "--exit-code", "9x", "-", input=b"loading\n", env=cache_env)
+    assert bad.returncode == 2
+    assert "--exit-code takes an exit status such as -9, 137 or 3221225477, not '9x'" in bad.stderr.decode()
+
+
 def test_unreadable_file_is_reported_and_the_rest_diagnosed(cli, cache_env, tmp_path):
     good = str(EXAMPLES / "segfault_srun.log")
     r = run(cli, "diagnose", "-f", "jsonl", str(tmp_path / "nope.log"), good, env=cache_env)

@@ -85,6 +85,12 @@ Diagnosis diagnose_job(std::shared_ptr<const RuleSet> rules, const std::vector<s
 // torchrun --log-dir file (`attempt_0/3/stderr.log`: the local rank).
 std::optional<int> rank_from_path(const std::filesystem::path& path);
 
+// An exit status written in decimal ("-9", "137", "3221225477"): a number in
+// the int range, or a Windows status written unsigned (3221225477 is
+// 0xC0000005, an access violation), taken as the signed 32-bit value Windows
+// keeps (-1073741819); nullopt for anything else.
+std::optional<int> parse_exit_status(std::string_view text);
+
 // Reads until end of file from an open descriptor; `name` appears in errors.
 Diagnosis diagnose_fd(std::shared_ptr<const RuleSet> rules, int fd, std::string_view name,
                       const DiagnoseOptions& options = {});
