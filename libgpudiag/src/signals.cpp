@@ -21,6 +21,15 @@ constexpr std::array<std::pair<int, std::string_view>, 24> kSignals = {{
     {24, "SIGXCPU"}, {25, "SIGXFSZ"},  {30, "SIGPWR"},  {31, "SIGSYS"},
 }};
 
+// How a shell (strsignal) words the signal that ended a job: "User defined
+// signal 2" is bash's report of a job killed by SIGUSR2.
+constexpr std::array<std::pair<int, std::string_view>, 12> kDescriptions = {{
+    {1, "Hangup"},         {2, "Interrupt"},         {4, "Illegal instruction"},
+    {6, "Aborted"},        {7, "Bus error"},         {8, "Floating point exception"},
+    {9, "Killed"},         {10, "User defined signal 1"}, {11, "Segmentation fault"},
+    {12, "User defined signal 2"}, {15, "Terminated"}, {24, "CPU time limit exceeded"},
+}};
+
 // The Windows statuses a crashed process exits with (NTSTATUS, as unsigned
 // 32-bit numbers), and the Linux signal each stands for.
 struct WindowsStatus {
@@ -65,6 +74,8 @@ std::string_view signal_name(int signo) {
 std::optional<int> signal_number(std::string_view name) {
   for (const auto& [n, known] : kSignals)
     if (known == name || known.substr(3) == name) return n;
+  for (const auto& [n, words] : kDescriptions)
+    if (words == name) return n;
   return std::nullopt;
 }
 

@@ -15,7 +15,8 @@ std::optional<int> signal_of(std::optional<int> exit_code);
 // SIGKILL for 9; empty for a number with no common name.
 std::string_view signal_name(int signo);
 
-// The number of a name such as "SIGKILL" or "KILL"; nullopt when unknown.
+// The number of a name such as "SIGKILL" or "KILL", or of a shell's words for
+// it ("Killed", "User defined signal 2"); nullopt when unknown.
 std::optional<int> signal_number(std::string_view name);
 
 // "exit code -9 (SIGKILL)", "exit code 1", "exit code 3221225477

@@ -541,6 +541,11 @@ std::optional<double> find_loss(std::string_view s, const KeywordSites& sites, b
     char buffer[16];
     std::string_view before = previous_word(s, pos, buffer);
     bool glued = pos > 0 && is_word_char(s[pos - 1]);  // train_loss, lm_loss, valloss
+    // The best loss so far is a record the run keeps, not a step's reading,
+    // and `inf` is where it starts (icefall's `'best_train_loss': inf`).
+    std::size_t key = pos;
+    while (key > 0 && is_word_char(s[key - 1])) --key;
+    if (glued && (iequals_at(s, key, "best_") || iequals_at(s, key, "min_") || iequals_at(s, key, "lowest_"))) continue;
     if (before == "val" || before == "valid" || before == "validation" || before == "eval" ||
         before == "test" || before == "final" || before == "best")
       continue;
