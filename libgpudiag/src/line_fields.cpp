@@ -73,11 +73,12 @@ bool attempt(Cursor& c, F&& read) {
   return false;
 }
 
-constexpr std::array<std::pair<std::string_view, Severity>, 11> kLevels = {{
+// "LOGS" is Apple's CoreNet's (ml-cvnets') info level.
+constexpr std::array<std::pair<std::string_view, Severity>, 12> kLevels = {{
     {"WARNING", Severity::warning}, {"WARN", Severity::warning},  {"INFO", Severity::info},
     {"ERROR", Severity::error},     {"CRITICAL", Severity::fatal}, {"FATAL", Severity::fatal},
     {"DEBUG", Severity::debug},     {"TRACE", Severity::debug},   {"NOTICE", Severity::info},
-    {"SUCCESS", Severity::info},    {"EXCEPTION", Severity::error},
+    {"SUCCESS", Severity::info},    {"EXCEPTION", Severity::error}, {"LOGS", Severity::info},
 }};
 
 // A level word at the cursor (upper case, as logging libraries print it),

@@ -90,6 +90,8 @@ TEST(LineFields, ReadsSeverityAndMessage) {
       {"\x1b[32m[2025-10-21 01:39:34 resnet18]\x1b[0m\x1b[33m(main.py 154)\x1b[0m: INFO Training time 0:18:36",
        Severity::info, "Training time 0:18:36"},
       {"[2025-10-21 01:39:34 resnet18] (main.py 119): WARNING low accuracy", Severity::warning, "low accuracy"},
+      {"2024-08-01 21:17:34 - \x1b[34m\x1b[1mLOGS   \x1b[0m - Training took 00:40:45.42", Severity::info,
+       "Training took 00:40:45.42"},
       {"2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160] Traceback (most "
        "recent call last):",
        Severity::unknown, "Traceback (most recent call last):"},
