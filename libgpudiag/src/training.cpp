@@ -257,7 +257,8 @@ bool counts_up(const Trajectory& t) {
 // counter states its total and reached it ("step 19560/19560 | loss 3.25"),
 // or one (or the trajectory's last step) that reaches the length a plan line
 // stated ("max_epochs=100", "Total optimization steps = 2,000"), or the last
-// reading's segment that gives the run under a minute left ("eta: 0:00:00").
+// reading's segment that gives the run under a minute left ("eta: 0:00:00"),
+// or names the last epoch a plan line stated.
 // Returns the line that shows it, or 0.
 std::uint64_t reached_planned_length(const RuleSet::Impl& rules, const EvidenceTable& per_rule, const Trajectory& t,
                                      const std::optional<StatedCount>& c) {
@@ -298,6 +299,13 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules, const EvidenceT
     constexpr double kEndingEta = 60;
     const bool nothing_left = c->eta_seconds && *c->eta_seconds <= kEndingEta && t.readings >= 2;
     if (run_done || last_epoch_done || nothing_left) line = std::max(line, t.last->line);
+    // The last reading names the last planned epoch: counted from 0 where the
+    // first reading named epoch 0 ("epoch: 19 done" of 20), else from 1; and
+    // states no count within it short of its total ("Epoch [3][400/500]").
+    const bool inside_epoch = c->total && *c->step < *c->total;
+    if (planned_epochs && c->epoch_named && !inside_epoch && t.first_epoch && *t.first_epoch == std::floor(*t.first_epoch) &&
+        *c->epoch_named + (*t.first_epoch == 0 ? 1 : 0) >= *planned_epochs && *planned_epochs >= 1)
+      line = std::max(line, t.last->line);
   }
   if (planned_epochs && reached_epochs && *reached_epochs >= *planned_epochs) line = std::max(line, epochs_line);
   if (planned_steps && reached_steps && *reached_steps >= *planned_steps) line = std::max(line, steps_line);

@@ -1240,7 +1240,26 @@ std::optional<StatedCount> stated_count(std::string_view body) {
     break;
   }
   c.eta_seconds = stated_eta(body, sites);
-  if (!c.total && !c.epochs && !c.eta_seconds) return std::nullopt;
+  for (std::size_t pos : sites.epoch)
+    if (const std::size_t at = epoch_number_at(body, pos); at != std::string_view::npos) {
+      std::size_t end = at;
+      double named = 0;
+      while (end < body.size() && is_digit(body[end]) && end - at < 9) named = named * 10 + (body[end++] - '0');
+      if (end < body.size() && body[end] == '.' && end + 1 < body.size() && is_digit(body[end + 1])) break;  // 0.37: a fraction
+      c.epoch_named = named;
+      // The epoch's own counter right behind it ("Epoch [3][400/500]",
+      // "Epoch: [3]  [1250/1251]"): how far into that epoch the line is.
+      if (end < body.size() && body[end] == ']') ++end;
+      while (end < body.size() && body[end] == ' ') ++end;
+      if (!c.total && end < body.size() && (body[end] == '[' || body[end] == '(')) {
+        std::size_t in = end + 1;
+        while (in < body.size() && body[in] == ' ') ++in;
+        double value = 0, total = 0;
+        if (read_counter(body, in, value, total) != std::string_view::npos) c.step = value, c.total = total;
+      }
+      break;
+    }
+  if (!c.total && !c.epochs && !c.eta_seconds && !c.epoch_named) return std::nullopt;
   return c;
 }
 

@@ -59,6 +59,9 @@ struct StatedCount {
   std::optional<double> step, total;
   std::optional<double> epoch, epochs;
   std::optional<double> eta_seconds;
+  // The epoch a number behind the epoch key names, with or without a total
+  // ("epoch: 19 done", "Epoch [30] done!"): a whole number.
+  std::optional<double> epoch_named;
 };
 std::optional<StatedCount> stated_count(std::string_view segment);
 

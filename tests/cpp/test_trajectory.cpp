@@ -836,7 +836,12 @@ TEST(TrainingCorrectness, ACounterThatReachedItsStatedTotalCompletedTheRun) {
   EXPECT_EQ(eta->eta_seconds, 0);
   EXPECT_EQ(detail::stated_count("eta: 1 day, 2:03:04  iter: 19  total_loss: 1.9")->eta_seconds, 93784);
   EXPECT_EQ(detail::stated_count("ETA 12:30 | it 5 | loss 1.9")->eta_seconds, 750);
-  EXPECT_FALSE(detail::stated_count("Epoch: [3]  [1250/1251]  eta: 0:00:00  lr: 0.1  loss: 1.2"));
+  const auto metric_logger = detail::stated_count("Epoch: [3]  [1250/1251]  eta: 0:00:00  lr: 0.1  loss: 1.2");
+  ASSERT_TRUE(metric_logger);
+  EXPECT_FALSE(metric_logger->eta_seconds);
+  EXPECT_EQ(metric_logger->epoch_named, 3);
+  EXPECT_EQ(metric_logger->step, 1250);  // the epoch's own count
+  EXPECT_EQ(metric_logger->total, 1251);
   EXPECT_FALSE(detail::stated_count("beta: 0:00:00 loss: 1.2"));
   auto detectron = [](const std::string& last_eta) {
     std::string log;
@@ -849,6 +854,20 @@ TEST(TrainingCorrectness, ACounterThatReachedItsStatedTotalCompletedTheRun) {
   EXPECT_EQ(diagnose_text(detectron("0:00:00")).cls, "healthy");
   EXPECT_EQ(diagnose_text(detectron("0:04:00")).cls, "unknown");
   EXPECT_EQ(diagnose_text("[09/02 02:43:17 d2.utils.events]:  eta: 0:00:00  iter: 0  total_loss: 2.5\n").cls, "unknown");
+  // The last reading names the last epoch a plan line stated: counted from 0
+  // where the first reading was epoch 0, from 1 otherwise.
+  auto planned = [](int first, int last) {
+    std::string log = "config: lr: 0.1, epochs: 20, batch_size: 64\n";
+    for (int epoch = first; epoch <= last; ++epoch)
+      log += "epoch: " + std::to_string(epoch) + " done, loss: " + std::to_string(2.0 / (epoch + 1)) + "\n";
+    return log;
+  };
+  EXPECT_EQ(diagnose_text(planned(0, 19)).cls, "healthy");
+  EXPECT_EQ(diagnose_text(planned(0, 18)).cls, "unknown");
+  EXPECT_EQ(diagnose_text(planned(1, 20)).cls, "healthy");
+  EXPECT_EQ(diagnose_text(planned(1, 19)).cls, "unknown");
+  EXPECT_EQ(detail::stated_count("epoch: 19 done, AUC: 0.94, loss: 0.10")->epoch_named, 19);
+  EXPECT_FALSE(detail::stated_count("{'loss': 0.3, 'epoch': 0.37}"));
   // A counter right behind the epoch's counts that epoch's steps.
   const auto inner = detail::stated_count("Epoch:[1/1](56608/56608), loss: 1.8960, lr: 0.00000100");
   ASSERT_TRUE(inner);
