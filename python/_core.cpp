@@ -148,6 +148,7 @@ void bind_results(py::module_& m) {
   py::class_<InputFormat>(m, "InputFormat", "How the input was stored, and whether all of it was read.")
       .def_property_readonly("compression", optional_string(&InputFormat::compression))
       .def_property_readonly("container", optional_string(&InputFormat::container))
+      .def_property_readonly("encoding", optional_string(&InputFormat::encoding))
       .def_property_readonly("damage", optional_string(&InputFormat::damage))
       .def_property_readonly("damage_at", [](const InputFormat& f) {
         return f.damage.empty() ? std::optional<std::uint64_t>() : f.damage_at;

@@ -23,11 +23,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The magic numbers of the archives the decompressor reads: their bytes are
-// binary, their text is not.
+// The magic numbers of the archives the decompressor reads, and the
+// byte-order marks of UTF-16 text (a Windows PowerShell redirect's): their
+// bytes are binary, their text is not.
 bool compressed(std::string_view head) {
   for (std::string_view magic : {std::string_view("\x1f\x8b"), std::string_view("\x28\xb5\x2f\xfd"),
-                                 std::string_view("BZh"), std::string_view("\xfd" "7zXZ", 5)})
+                                 std::string_view("BZh"), std::string_view("\xfd" "7zXZ", 5),
+                                 std::string_view("\xff\xfe"), std::string_view("\xfe\xff")})
     if (head.substr(0, magic.size()) == magic) return true;
   return false;
 }

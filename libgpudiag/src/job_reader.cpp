@@ -11,6 +11,7 @@
 
 #include "container_reader.hpp"
 #include "decompressor.hpp"
+#include "utf16_reader.hpp"
 #include "gpudiag/diagnose.hpp"
 #include "line_fields.hpp"
 
@@ -92,10 +93,11 @@ class LineSource {
     if (n < 0) throw InputError(path_.string() + ": " + std::strerror(errno));
     if (n > 0) return decompressor_.write({buffer, static_cast<std::size_t>(n)});
     decompressor_.finish();
+    utf16_.finish();
     container_.finish();
     ended_ = true;
     format_ = InputFormat{std::string(decompressor_.format()), std::string(container_.format()),
-                          decompressor_.damage(), decompressor_.damage_at()};
+                          std::string(utf16_.format()), decompressor_.damage(), decompressor_.damage_at()};
   }
 
   static constexpr std::size_t kMaxLine = 1 << 20;
@@ -109,7 +111,8 @@ class LineSource {
   std::string key_;
   InputFormat format_;
   detail::ContainerReader container_{[this](std::string_view s) { text_.append(s); }, 256 << 10};
-  detail::Decompressor decompressor_{[this](std::string_view s) { container_.write(s); }};
+  detail::Utf16Reader utf16_{[this](std::string_view s) { container_.write(s); }};
+  detail::Decompressor decompressor_{[this](std::string_view s) { utf16_.write(s); }};
 };
 
 // Which source's line comes next: the earliest time stated so far, where

@@ -228,6 +228,7 @@ InputFormat read_input(object o) {
   InputFormat in;
   in.compression = text_or_empty(o, "compression");
   in.container = text_or_empty(o, "container");
+  in.encoding = text_or_empty(o, "encoding");
   in.damage = text_or_empty(o, "damage");
   if (!is_null(o, "damage_at")) in.damage_at = count(o, "damage_at");
   return in;

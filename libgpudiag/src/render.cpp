@@ -192,7 +192,7 @@ std::string_view owner_color(const Diagnosis& d) {
 void write_input(detail::JsonWriter& w, const InputFormat& in) {
   w.begin_object();
   for (auto [key, value] : {std::pair{"compression", &in.compression}, std::pair{"container", &in.container},
-                            std::pair{"damage", &in.damage}}) {
+                            std::pair{"encoding", &in.encoding}, std::pair{"damage", &in.damage}}) {
     w.key(key);
     write_optional_string(w, *value);
   }

@@ -11,6 +11,7 @@
 #include "resolver.hpp"
 #include "traceback_reader.hpp"
 #include "trajectory_builder.hpp"
+#include "utf16_reader.hpp"
 
 namespace gpudiag {
 namespace {
@@ -60,9 +61,10 @@ struct Stream::Impl {
     }
   } router{*this};
   detail::LineScanner scanner;
-  // In front of the scanner: stored bytes -> text -> the lines a container
-  // runtime's records hold -> line-aligned pieces.
+  // In front of the scanner: stored bytes -> text -> UTF-8 -> the lines a
+  // container runtime's records hold -> line-aligned pieces.
   detail::ContainerReader container;
+  detail::Utf16Reader utf16;
   detail::Decompressor decompressor;
   std::string carry;
   bool finished = false;
@@ -80,7 +82,8 @@ struct Stream::Impl {
         launcher(rules->impl()),
         scanner(rules->impl(), router, options.text_cap),
         container([this](std::string_view text) { cut(text); }, std::max<std::size_t>(o.chunk_size, kMaxRecord)),
-        decompressor([this](std::string_view text) { container.write(text); }) {
+        utf16([this](std::string_view text) { container.write(text); }),
+        decompressor([this](std::string_view text) { utf16.write(text); }) {
     if (options.chunk_size < 64) options.chunk_size = 64;
     if (!options.exit_code && options.scheduler) options.exit_code = options.scheduler->exit_status();
     carry.reserve(options.chunk_size);
@@ -142,6 +145,7 @@ struct Stream::Impl {
     if (finished) throw std::logic_error("Stream::finish() called twice");
     finished = true;
     decompressor.finish();
+    utf16.finish();
     container.finish();
     if (options.scheduler) {
       // The scheduler's record is the last word on the job, after the log's.
@@ -158,7 +162,7 @@ struct Stream::Impl {
                               options.exit_code, scanner.bytes(), scanner.lines()};
     Diagnosis d = detail::resolve(rules->impl(), result);
     d.input = InputFormat{std::string(decompressor.format()), std::string(container.format()),
-                          decompressor.damage(), decompressor.damage_at()};
+                          std::string(utf16.format()), decompressor.damage(), decompressor.damage_at()};
     if (full && d.input.damage.empty()) {
       d.input.damage = "stopped at the size limit of " + std::to_string(options.max_bytes) + " bytes";
       d.input.damage_at = options.max_bytes;

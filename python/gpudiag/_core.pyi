@@ -94,6 +94,7 @@ class Verdict:
 class InputFormat:
     compression: Optional[str]
     container: Optional[str]
+    encoding: Optional[str]
     damage: Optional[str]
     damage_at: Optional[int]
 

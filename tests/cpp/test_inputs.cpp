@@ -212,6 +212,54 @@ TEST(Directories, GlobsMatchNamesAndPaths) {
 // A file is binary when an eighth or more of its first 8 KiB are control
 // bytes a log does not hold (a log's tabs, line ends, form feeds, backspaces
 // and ANSI escapes do not count), at any length and wherever they lie.
+// UTF-16 with a byte-order mark (a Windows PowerShell redirect) reads as the
+// UTF-8 it holds, in pieces of any size, and says so.
+std::string utf16(const std::string& ascii, bool little) {
+  std::string out = little ? "\xFF\xFE" : "\xFE\xFF";
+  for (char c : ascii) out += little ? std::string{c, '\0'} : std::string{'\0', c};
+  return out;
+}
+
+TEST(Encodings, Utf16ReadsAsItsText) {
+  const Diagnosis plain = diagnose_in_pieces(kLog, 4096);
+  for (bool little : {true, false}) {
+    const std::string stored = utf16(kLog, little);
+    for (std::size_t piece : {1u, 2u, 3u, 7u, 4096u}) {
+      const Diagnosis d = diagnose_in_pieces(stored, piece);
+      EXPECT_EQ(d.cls, "cuda_oom") << piece;
+      EXPECT_EQ(d.input.encoding, little ? "utf-16le" : "utf-16be");
+      EXPECT_EQ(d.lines, plain.lines);
+      ASSERT_FALSE(d.evidence.empty());
+      EXPECT_EQ(d.evidence.front().text, plain.evidence.front().text);
+    }
+  }
+  EXPECT_EQ(diagnose_bytes(shipped_rules(), kLog).input.encoding, "");
+  // A character past the Basic Multilingual Plane is a surrogate pair; an
+  // unpaired surrogate, or the data ending inside a unit, is U+FFFD.
+  const std::string rocket("\x3D\xD8\x80\xDE\n\0", 6);  // U+1F680, a newline
+  const Diagnosis pair = diagnose_bytes(shipped_rules(), utf16("RuntimeError: boom ", true) + rocket);
+  ASSERT_FALSE(pair.evidence.empty());
+  EXPECT_EQ(pair.evidence.front().text, "RuntimeError: boom \xF0\x9F\x9A\x80");
+  const std::string lone("\xFF\xFE\x3D\xD8x\0\n\0\x41", 9);  // a high surrogate alone; half a unit at the end
+  const Diagnosis d = diagnose_bytes(shipped_rules(), lone);
+  EXPECT_EQ(d.input.encoding, "utf-16le");
+  EXPECT_EQ(d.lines, 2u);
+  // One byte, or a mark-less file, passes through as it is.
+  EXPECT_EQ(diagnose_bytes(shipped_rules(), "\xFF").lines, 1u);
+}
+
+TEST(Encodings, TheTranscodedTextIsWhatTheReaderSaw) {
+  TempDir dir;
+  write_file(dir.path() / "train.log", utf16(kLog, true));
+  const FileListing listed = list_logs(dir.path());  // a text file, not a binary one
+  ASSERT_EQ(listed.files.size(), 1u);
+  EXPECT_EQ(listed.skipped_binary, 0u);
+  const Diagnosis d = diagnose_file(shipped_rules(), listed.files.front());
+  EXPECT_EQ(d.cls, "cuda_oom");
+  EXPECT_EQ(d.input.encoding, "utf-16le");
+  EXPECT_EQ(diagnose_job(shipped_rules(), {listed.files.front()}).cls, "cuda_oom");
+}
+
 TEST(Directories, BinaryIsAnEighthOfControlBytes) {
   TempDir dir;
   const std::string allowed = "\t\n\r\f\v\b\x1b";

@@ -51,9 +51,22 @@ def test_compressed_and_container_inputs_read_as_their_text(tmp_path):
     cut = gpudiag.diagnose(packed[:-6])  # the trailer lost
     assert cut.input.damage == "the data ends mid-stream: the file is truncated"
     assert cut.input.damage_at == len(packed) - 6
-    assert cut.to_dict()["input"] == {"compression": "gzip", "container": None,
+    assert cut.to_dict()["input"] == {"compression": "gzip", "container": None, "encoding": None,
                                       "damage": cut.input.damage, "damage_at": len(packed) - 6}
 
+
+
+def test_a_utf16_log_reads_as_its_text(tmp_path):
+    # Windows PowerShell 5 redirects a command's output as UTF-16LE with a mark.
+    log = "step 10 loss 2.31\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    path = tmp_path / "train.log"
+    path.write_bytes(log.encode("utf-16"))
+    d = gpudiag.diagnose(path)
+    assert (d.class_, d.input.encoding) == ("cuda_oom", "utf-16le" if log.encode("utf-16")[:2] == b"\xff\xfe"
+                                             else "utf-16be")
+    assert d.evidence[0].text.startswith("torch.OutOfMemoryError")
+    assert gpudiag.Diagnosis.from_dict(d.to_dict()).input.encoding == d.input.encoding
+    assert gpudiag.diagnose(log.encode()).input.encoding is None
 
 def test_a_size_limit_stops_reading(tmp_path):
     log = b"".join(b"step %d loss %.4f\n" % (i, 5 / i) for i in range(1, 2001)) + b"Segmentation fault\n"

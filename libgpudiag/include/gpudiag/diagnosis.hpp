@@ -144,6 +144,7 @@ struct Verdict {
 struct InputFormat {
   std::string compression;  // "gzip", "zstd", "bzip2", "xz"; empty for text
   std::string container;    // "docker_json", "cri": container runtime records; empty for plain lines
+  std::string encoding;     // "utf-16le", "utf-16be": read as UTF-8; empty for UTF-8 (or any other bytes)
   // Why the text ends early (a truncated or corrupt archive); empty when the
   // whole input was read. The diagnosis is of the text before it.
   std::string damage;
