@@ -382,6 +382,21 @@ bool paren_source(Cursor& c, LineFields& f) {
   });
 }
 
+// A bare source file and line behind a level and a timestamp, as LeRobot's
+// logger writes "INFO 2026-06-12 18:27:59 ot_train.py:438 End of training"
+// (not a Python warning's "file.py:12: UserWarning", whose number a colon ends).
+bool bare_source(Cursor& c, LineFields& f) {
+  return attempt(c, [&] {
+    const std::size_t start = c.pos;
+    while (is_name_char(c.peek())) ++c.pos;
+    const std::string_view file = c.s.substr(start, c.pos - start);
+    if (file.find('.') == std::string_view::npos || !c.eat(":") || !c.skip_number(10) || c.peek() != ' ') return false;
+    f.source = c.s.substr(start, c.pos - start);
+    c.spaces();
+    return true;
+  });
+}
+
 // The separator after a timestamp or a level: " - ", " | ", ": ", tabs, spaces.
 void separator(Cursor& c) {
   c.spaces();
@@ -525,6 +540,7 @@ void logging_prefix(std::string_view line, Cursor& c, LineFields& f) {
       c.spaces();
       continue;
     }
+    if (!f.timestamp.empty() && f.severity != Severity::unknown && f.source.empty() && bare_source(c, f)) continue;
     if (f.severity == Severity::unknown && level_field(c, f)) {
       separator(c);
       continue;

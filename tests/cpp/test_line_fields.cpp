@@ -92,6 +92,7 @@ TEST(LineFields, ReadsSeverityAndMessage) {
       {"[2025-10-21 01:39:34 resnet18] (main.py 119): WARNING low accuracy", Severity::warning, "low accuracy"},
       {"2024-08-01 21:17:34 - \x1b[34m\x1b[1mLOGS   \x1b[0m - Training took 00:40:45.42", Severity::info,
        "Training took 00:40:45.42"},
+      {"INFO 2026-06-12 18:27:59 ot_train.py:438 End of training", Severity::info, "End of training"},
       {"2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160] Traceback (most "
        "recent call last):",
        Severity::unknown, "Traceback (most recent call last):"},
