@@ -238,13 +238,18 @@ bool clock_time(Cursor& c);
 
 // 08/30 23:53:52: a month and day before the time, as detectron2 and
 // PaddlePaddle's loggers write it (never a date alone: "10/20" is a count).
+// With the year after them too, as the Hugging Face example scripts' logging
+// writes it (datefmt "%m/%d/%Y %H:%M:%S": "04/02/2026 01:26:57 - INFO - ...").
 bool month_day_time(Cursor& c) {
   return attempt(c, [&] {
-    return c.digits(2) == 2 && c.eat("/") && c.digits(2) == 2 && c.eat(" ") && clock_time(c);
+    if (c.digits(2) != 2 || !c.eat("/") || c.digits(2) != 2) return false;
+    attempt(c, [&] { return c.eat("/") && c.digits(4) == 4; });
+    return c.eat(" ") && clock_time(c);
   });
 }
 
-// 2025-03-02 08:16:22,364 | 2024/10/10 01:27:51 | 2025-03-02T08:16:22.123Z | 08/30 23:53:52
+// 2025-03-02 08:16:22,364 | 2024/10/10 01:27:51 | 2025-03-02T08:16:22.123Z | 08/30 23:53:52 |
+// 04/02/2026 01:26:57
 bool date_time(Cursor& c) {
   if (month_day_time(c)) return true;
   return attempt(c, [&] {
@@ -417,6 +422,23 @@ bool level_field(Cursor& c, LineFields& f) {
         if (c.eat(":")) f.source = c.s.substr(start, c.pos - start - 1);
         else c.pos = start;
       }
+      // "LEVEL - logger - message", the Hugging Face example scripts' format:
+      // a logger's name (`__main__`, `transformers.trainer`), not a word of
+      // the message.
+      attempt(c, [&] {
+        c.spaces();
+        if (!c.eat("-")) return false;
+        c.spaces();
+        const std::size_t start = c.pos;
+        LineFields named;
+        if (!logger_name(c, named)) return false;
+        const std::string_view name = named.source;
+        if (name.find_first_of("._") == std::string_view::npos && !(name[0] >= 'a' && name[0] <= 'z')) return false;
+        c.spaces();
+        if (!c.eat("- ")) return false;
+        f.source = c.s.substr(start, name.size());
+        return true;
+      });
       return true;
     }
     // logger - LEVEL -   or   logger: [LEVEL]   or   logger [LEVEL]

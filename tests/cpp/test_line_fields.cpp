@@ -93,6 +93,8 @@ TEST(LineFields, ReadsSeverityAndMessage) {
       {"2024-08-01 21:17:34 - \x1b[34m\x1b[1mLOGS   \x1b[0m - Training took 00:40:45.42", Severity::info,
        "Training took 00:40:45.42"},
       {"INFO 2026-06-12 18:27:59 ot_train.py:438 End of training", Severity::info, "End of training"},
+      {"04/02/2026 01:26:57 - INFO - __main__ - Checkpoint 'latest' does not exist.", Severity::info,
+       "Checkpoint 'latest' does not exist."},
       {"2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160] Traceback (most "
        "recent call last):",
        Severity::unknown, "Traceback (most recent call last):"},
