@@ -1077,14 +1077,20 @@ bool replay(const Plan& plan, std::string_view s, ProgressReading& r) {
   return true;
 }
 
+// The whole number of at most `max` digits at `i`, `i` moved past it; false
+// where no digit is there.
+bool read_whole(std::string_view s, std::size_t& i, double& out, std::size_t max = 15) {
+  const std::size_t from = i;
+  out = 0;
+  while (i < s.size() && is_digit(s[i]) && i - from < max) out = out * 10 + (s[i++] - '0');
+  return i > from;
+}
+
 // A counter "N/M" from `at` on (spaces around the slash allowed), as whole
 // numbers: where it ends, or npos where none is there.
 std::size_t read_counter(std::string_view s, std::size_t at, double& value, double& total) {
   auto number = [&](std::size_t& i, double& out) {
-    const std::size_t from = i;
-    out = 0;
-    while (i < s.size() && is_digit(s[i]) && i - from < 15) out = out * 10 + (s[i++] - '0');
-    return i > from && !(i < s.size() && is_word_char(s[i]) && s[i] != '_');
+    return read_whole(s, i, out) && !(i < s.size() && is_word_char(s[i]) && s[i] != '_');
   };
   std::size_t i = at;
   if (!number(i, value)) return std::string_view::npos;
@@ -1163,12 +1169,7 @@ namespace {
 std::optional<double> clock_seconds_at(std::string_view s, std::size_t at) {
   double days = 0;
   std::size_t i = at;
-  auto number = [&](double& out) {
-    const std::size_t from = i;
-    out = 0;
-    while (i < s.size() && is_digit(s[i]) && i - from < 6) out = out * 10 + (s[i++] - '0');
-    return i > from;
-  };
+  auto number = [&](double& out) { return read_whole(s, i, out, 6); };
   double first = 0;
   if (!number(first)) return std::nullopt;
   if (s.compare(i, 4, " day") == 0) {  // Python's timedelta: "1 day, 2:03:04", "3 days, 0:10:00"
@@ -1225,40 +1226,33 @@ std::optional<StatedCount> stated_count(std::string_view body) {
         c.step = value, c.total = total;
         break;
       }
-  // The epoch counter: "Epoch[100/100]", "epoch 3/10", "Epoch: [5/5]"; a
-  // counter right behind it counts that epoch's steps ("Epoch:[1/1](50/56608)").
+  // The epoch the first numbered epoch key names ("epoch: 19 done", "Epoch
+  // [3]"; not a fraction, "epoch 0.37"), with the epochs where its counter
+  // states them ("Epoch[100/100]", "epoch 3/10", "Epoch: [5/5]"); a counter
+  // right behind it counts that epoch's steps ("Epoch:[1/1](50/56608)",
+  // "Epoch [3][400/500]", "Epoch: [3]  [1250/1251]").
   for (std::size_t pos : sites.epoch) {
-    std::size_t end_of_epoch = epoch_counter_at(body, pos, value, total);
-    if (end_of_epoch == std::string_view::npos) continue;
-    c.epoch = value, c.epochs = total;
-    if (end_of_epoch < body.size() && body[end_of_epoch] == ']') ++end_of_epoch;
-    if (!c.total && end_of_epoch < body.size() && (body[end_of_epoch] == '(' || body[end_of_epoch] == '[')) {
-      std::size_t in = end_of_epoch + 1;
+    const std::size_t at = epoch_number_at(body, pos);
+    if (at == std::string_view::npos) continue;
+    std::size_t end = at;
+    double named = 0;
+    read_whole(body, end, named, 9);
+    if (end + 1 < body.size() && body[end] == '.' && is_digit(body[end + 1])) break;
+    c.epoch_named = named;
+    if (const std::size_t counted = read_counter(body, at, value, total); counted != std::string_view::npos) {
+      c.epoch = value, c.epochs = total;
+      end = counted;
+    }
+    if (end < body.size() && body[end] == ']') ++end;
+    while (end < body.size() && body[end] == ' ') ++end;
+    if (!c.total && end < body.size() && (body[end] == '(' || body[end] == '[')) {
+      std::size_t in = end + 1;
       while (in < body.size() && body[in] == ' ') ++in;
       if (read_counter(body, in, value, total) != std::string_view::npos) c.step = value, c.total = total;
     }
     break;
   }
   c.eta_seconds = stated_eta(body, sites);
-  for (std::size_t pos : sites.epoch)
-    if (const std::size_t at = epoch_number_at(body, pos); at != std::string_view::npos) {
-      std::size_t end = at;
-      double named = 0;
-      while (end < body.size() && is_digit(body[end]) && end - at < 9) named = named * 10 + (body[end++] - '0');
-      if (end < body.size() && body[end] == '.' && end + 1 < body.size() && is_digit(body[end + 1])) break;  // 0.37: a fraction
-      c.epoch_named = named;
-      // The epoch's own counter right behind it ("Epoch [3][400/500]",
-      // "Epoch: [3]  [1250/1251]"): how far into that epoch the line is.
-      if (end < body.size() && body[end] == ']') ++end;
-      while (end < body.size() && body[end] == ' ') ++end;
-      if (!c.total && end < body.size() && (body[end] == '[' || body[end] == '(')) {
-        std::size_t in = end + 1;
-        while (in < body.size() && body[in] == ' ') ++in;
-        double value = 0, total = 0;
-        if (read_counter(body, in, value, total) != std::string_view::npos) c.step = value, c.total = total;
-      }
-      break;
-    }
   if (!c.total && !c.epochs && !c.eta_seconds && !c.epoch_named) return std::nullopt;
   return c;
 }
