@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -274,7 +275,36 @@ struct Plan {
   std::array<Taped, Tape::kMax> reads;
   Source step, epoch, loss, evaluation_loss, step_seconds, grad_norm, learning_rate, loss_scale,
       items_per_second, bar_position, bar_total;
+  // What a skim (TrajectoryBuilder::Skims) needs: the plan's number, unique
+  // in the process (a thread's layouts are shared by the builders it runs);
+  // whether a segment of it may be counted without reading its numbers; the
+  // numbers whose values a series' extremes or the largest step could take
+  // (`tracked`), the reads whose answers to the parse's questions may
+  // differ from segment to segment (`asked`), and the series beside the
+  // loss that its readings feed (bit i: kBeside[i]).
+  struct Keyed {
+    std::uint8_t read = 0;
+    std::uint8_t mantissa = 0, exponent = 0;  // their lengths (see NumberForm)
+    bool exponent_negative = false;
+    std::uint32_t start = 0, exponent_end = 0;
+    std::uint64_t high_mask = 0, low_mask = 0;  // the mantissa's bytes in the key's two words
+  };
+  std::uint64_t id = 0;
+  bool skimmable = false;
+  static constexpr std::size_t kTracked = 8;
+  static constexpr std::uint8_t kNone = 0xFF;
+  std::uint8_t tracked_n = 0, asked_n = 0, beside = 0;
+  // The place in `tracked` of the step's read, where no other reading comes
+  // from it: a step matters for its largest only (Trajectory::max_step).
+  std::uint8_t step_only = kNone;
+  std::array<Keyed, kTracked> tracked{};
+  std::array<std::uint8_t, Tape::kMax> asked{};
 };
+
+// The readings beside the loss that feed series of their own (the order of
+// TrajectoryBuilder::Skims::kFeeds).
+constexpr Source Plan::*kBeside[] = {&Plan::evaluation_loss, &Plan::grad_norm,    &Plan::learning_rate,
+                                     &Plan::loss_scale,      &Plan::step_seconds, &Plan::items_per_second};
 
 // The keyword sites of the last few line layouts. A run prints its progress
 // lines from a handful of format strings: lines that differ only in their
@@ -931,6 +961,44 @@ bool read_plain(std::string_view s, const Taped& t, double& v) {
   return true;
 }
 
+// A number's place among the numbers of one form, from its text alone: the
+// digits of a fixed-point mantissa stand at the same places in each, the
+// point too, so its bytes compare as its values do; where an exponent
+// follows a mantissa that starts with a digit other than 0 (as printf's %e
+// writes it), the exponent decides first. Negative numbers compare by
+// magnitude: a skim asks only whether a number lies within two others.
+struct NumberKey {
+  std::int32_t exponent = 0;
+  std::uint64_t high = 0, low = 0;  // the mantissa's bytes, big-endian, zero past its end
+  auto operator<=>(const NumberKey&) const = default;
+};
+
+std::uint64_t big_endian(const char* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return __builtin_bswap64(v);
+}
+
+// The key of a tracked number; false where the mantissa before an exponent
+// starts with 0 (a zero, or not scaled as %e scales it), whose exponent says
+// nothing of its size.
+inline bool key_of(std::string_view s, const Plan::Keyed& t, NumberKey& k) {
+  const char* p = s.data() + t.start;
+  if (t.exponent && *p == '0') return false;
+  char padded[16] = {};
+  if (t.start + sizeof padded > s.size()) {  // not 16 bytes of the segment to load
+    std::memcpy(padded, p, t.mantissa);
+    p = padded;
+  }
+  k.high = big_endian(p) & t.high_mask;
+  k.low = big_endian(p + 8) & t.low_mask;
+  k.exponent = 0;
+  for (std::size_t i = t.exponent_end - t.exponent; i < t.exponent_end; ++i)
+    k.exponent = k.exponent * 10 + (s[i] - '0');
+  if (t.exponent_negative) k.exponent = -k.exponent;
+  return true;
+}
+
 double derive(Derive how, double v) {
   switch (how) {
     case Derive::per_thousand: return v / 1000;
@@ -938,6 +1006,78 @@ double derive(Derive how, double v) {
     case Derive::inverse: return 1 / v;
     default: return v;
   }
+}
+
+// How a number's key is cut out of its text, where its text orders it
+// among the numbers of its form (NumberKey): a mantissa of 16 characters at
+// most, with a digit before the point where an exponent follows.
+std::optional<Plan::Keyed> keyed(const Taped& t, std::uint8_t read) {
+  const NumberForm& f = t.form;
+  if (!f.plain || t.kind == Read::whole || f.mantissa > 16 || (f.exponent != 0 && f.point == 0)) return std::nullopt;
+  auto first_bytes = [](std::size_t n) {  // a mask of the first n bytes of a big-endian word
+    return n == 0 ? 0 : n >= 8 ? ~std::uint64_t{0} : ~(~std::uint64_t{0} >> (8 * n));
+  };
+  Plan::Keyed k;
+  k.read = read;
+  k.mantissa = f.mantissa;
+  k.exponent = f.exponent;
+  k.exponent_negative = f.exponent_negative;
+  k.start = f.start;
+  k.exponent_end = t.kind == Read::before ? t.pos : t.end;
+  k.high_mask = first_bytes(f.mantissa);
+  k.low_mask = first_bytes(f.mantissa > 8 ? f.mantissa - 8 : 0);
+  return k;
+}
+
+// Whether a plain number's answers to the questions asked of it may differ
+// from another's of its form: a plain number is finite; a fixed-point one
+// has the sign of its form, is whole without a point, and lies far from 1e6
+// and 1e15 with few digits before its point.
+bool answers_vary(const Taped& t) {
+  const NumberForm& f = t.form;
+  std::uint16_t asks = t.asks & ~kFinite;
+  if (!f.negative) asks &= ~kNegative;
+  if (t.kind != Read::whole && f.exponent == 0) {
+    const std::size_t whole_digits = f.point == NumberForm::kNoPoint ? f.mantissa : f.point;
+    if (f.point == NumberForm::kNoPoint) asks &= ~kWhole;
+    if (whole_digits < 6) asks &= ~kMillion;
+    if (whole_digits < 15) asks &= ~kHuge;
+  }
+  return asks != 0;
+}
+
+std::atomic<std::uint64_t> plans_made{0};
+
+// Sets what a skim of the plan needs. A segment may be counted unread where
+// every number is plain (its place fixed by the layout), no bar is read
+// (its epoch and count move on each redraw) and the loss is.
+void plan_skims(Plan& plan) {
+  plan.id = ++plans_made;
+  plan.skimmable = plan.loss.how != Derive::absent && plan.bar_position.how == Derive::absent &&
+                   plan.bar_total.how == Derive::absent;
+  for (std::size_t k = 0; k < plan.n && plan.skimmable; ++k) {
+    plan.skimmable = plan.reads[k].form.plain;
+    if (answers_vary(plan.reads[k])) plan.asked[plan.asked_n++] = static_cast<std::uint8_t>(k);
+  }
+  // The step first, so that it is tracked apart where no other reading comes from its read.
+  bool step_shared = false;
+  for (const Source* from : {&plan.step, &plan.loss, &plan.evaluation_loss, &plan.step_seconds, &plan.grad_norm,
+                             &plan.learning_rate, &plan.loss_scale, &plan.items_per_second}) {
+    if (from->how == Derive::absent) continue;
+    if (from != &plan.step && plan.step.how != Derive::absent && from->read == plan.step.read) step_shared = true;
+    const auto end = plan.tracked.begin() + plan.tracked_n;
+    if (std::find_if(plan.tracked.begin(), end, [&](const Plan::Keyed& k) { return k.read == from->read; }) != end)
+      continue;
+    const auto k = keyed(plan.reads[from->read], from->read);
+    if (!k) {
+      plan.skimmable = false;
+      return;
+    }
+    plan.tracked[plan.tracked_n++] = *k;
+  }
+  if (plan.step.how != Derive::absent && !step_shared) plan.step_only = 0;
+  for (std::size_t i = 0; i < std::size(kBeside); ++i)
+    if ((plan.*kBeside[i]).how != Derive::absent) plan.beside |= static_cast<std::uint8_t>(1u << i);
 }
 
 // The plan of a parse: each reading matched to the one read it comes from
@@ -1002,6 +1142,7 @@ Plan make_plan(const Tape& t, const ProgressReading& r, std::string_view segment
   match_whole(r.bar_position, plan.bar_position);
   match_whole(r.bar_total, plan.bar_total);
   plan.ready = ok;
+  if (ok) plan_skims(plan);
   return plan;
 }
 
@@ -1263,9 +1404,11 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-ProgressReading parse_progress(std::string_view segment, std::uint64_t tag) {
+namespace {
+
+// A segment read through the entry of its layout.
+ProgressReading read_entry(SitesCache::Entry& layout, std::string_view segment) {
   ProgressReading r;  // the one object returned (a copy of it cost more than a replay)
-  SitesCache::Entry& layout = sites_cache.of(segment, tag);
   if (layout.sites.loss.n == 0) return r;
   if (!(layout.plan.ready && replay(layout.plan, segment, r))) {
     Tape t;
@@ -1278,8 +1421,198 @@ ProgressReading parse_progress(std::string_view segment, std::uint64_t tag) {
   return r;
 }
 
-TrajectoryBuilder::TrajectoryBuilder(const RuleSet::Impl& rules, std::size_t capacity)
-    : rules_(rules), capacity_(std::max<std::size_t>(capacity, 16)) {}
+}  // namespace
+
+ProgressReading parse_progress(std::string_view segment, std::uint64_t tag) {
+  return read_entry(sites_cache.of(segment, tag), segment);
+}
+
+namespace {
+
+// Whether a plain number answers the questions asked of it as its planned one
+// did, as replay() reads it (false also where it is off the exact path).
+bool answers_alike(std::string_view s, const Taped& t) {
+  const NumberForm& f = t.form;
+  // A fixed-point number answers by its digits where that is sure: it is
+  // finite, zero where every digit is, negative where signed and not zero,
+  // whole without a point, far from 1e6 and 1e15 with few digits before its
+  // point.
+  const std::size_t whole_digits = f.point == NumberForm::kNoPoint ? f.mantissa : f.point;
+  if (t.kind != Read::whole && f.exponent == 0 && !((t.asks & kWhole) && f.point != NumberForm::kNoPoint) &&
+      !((t.asks & (kMillion | kHuge)) && whole_digits >= 6)) {
+    const char* p = s.data() + f.start;
+    bool zero = true;
+    for (std::size_t i = 0; i < f.mantissa && zero; ++i) zero = p[i] == '0' || p[i] == '.';
+    const std::uint16_t a = 1 | (f.negative && !zero ? kNegative : 0) | (zero ? kZero : 0) | kWhole;
+    return (a & (t.asks | 1)) == t.answers;
+  }
+  if (t.kind == Read::whole)
+    return answers_of(std::optional<std::uint64_t>(mantissa_of(s.data() + t.form.start, t.form)), t.asks) ==
+           t.answers;
+  double v = 0;
+  return read_plain(s, t, v) && answers_of(std::optional<double>(v), t.asks) == t.answers;
+}
+
+}  // namespace
+
+// A segment of a planned layout whose numbers each lie within the lowest and
+// highest its layout's segments gave this run (compared as text, NumberKey),
+// and whose readings no series keeps (its stride), changes only the counts:
+// were it read, no first, lowest or highest reading, no largest step and no
+// kept reading would change (each reading is the same function of its
+// number, monotonic, as the plan derives it), and the answers the parse
+// asks are checked as a replay checks them. Its readings may be the last of
+// their series: the last such segment of each plan is read when the piece
+// ends (or another plan takes its slot), and its readings become their
+// series' last where no reading came after them.
+struct TrajectoryBuilder::Skims {
+  // The series beside the loss that a plan's readings feed.
+  struct Feed {
+    std::optional<double> ProgressReading::*value;
+    Series Trajectory::*series;
+    std::size_t TrajectoryBuilder::*stride;
+  };
+  static constexpr Feed kFeeds[] = {
+      {&ProgressReading::evaluation_loss, &Trajectory::evaluation, &TrajectoryBuilder::evaluation_stride_},
+      {&ProgressReading::grad_norm, &Trajectory::grad_norm, &TrajectoryBuilder::grad_norm_stride_},
+      {&ProgressReading::learning_rate, &Trajectory::learning_rate, &TrajectoryBuilder::learning_rate_stride_},
+      {&ProgressReading::loss_scale, &Trajectory::loss_scale, &TrajectoryBuilder::loss_scale_stride_},
+      {&ProgressReading::step_seconds, &Trajectory::step_time, &TrajectoryBuilder::step_time_stride_},
+      {&ProgressReading::items_per_second, &Trajectory::throughput, &TrajectoryBuilder::throughput_stride_},
+  };
+  static constexpr std::size_t kFeeds_n = std::size(kFeeds);
+  static_assert(kFeeds_n == std::size(kBeside));
+
+  // One plan's bounds and its last segment counted unread.
+  struct Slot {
+    std::uint64_t plan = 0;     // Plan::id; 0: free
+    std::uint32_t bounded = 0;  // bit i: tracked read i has its bounds
+    std::array<NumberKey, Plan::kTracked> lowest, highest;
+    bool pending = false;
+    std::string_view segment;
+    std::uint64_t tag = 0, line = 0;
+    std::uint64_t loss_ordinal = 0;
+    std::array<std::uint64_t, kFeeds_n> ordinals{};  // each series' count with that segment's reading
+  };
+  // By plan number (plans are numbered in turn: the few a run uses lately
+  // seldom share a slot).
+  static constexpr std::size_t kSlots = 16;
+  std::array<Slot, kSlots> slots;
+  bool on = true;
+  std::uint64_t skimmed = 0;
+
+  static bool kept(std::uint64_t ordinal, std::size_t stride) { return ((ordinal - 1) & (stride - 1)) == 0; }
+
+  // Counts the segment unread where it may be (above): whether it was.
+  // Counts the segment unread where it may be (above): whether it was.
+  bool skim(TrajectoryBuilder& b, const SitesCache::Entry& e, std::string_view s, std::uint64_t tag,
+            std::uint64_t line) {
+    const Plan& plan = e.plan;
+    if (!on || !plan.ready || !plan.skimmable || !b.rank_chosen_) return false;
+    Slot& slot = slots[plan.id % kSlots];
+    if (slot.plan != plan.id || slot.bounded != (1u << plan.tracked_n) - 1) return false;
+    if (kept(b.t_.readings + 1, b.stride_)) return false;
+    for (unsigned bits = plan.beside; bits; bits &= bits - 1) {
+      const Feed& f = kFeeds[std::countr_zero(bits)];
+      if (kept((b.t_.*f.series).readings + 1, b.*f.stride)) return false;
+    }
+    for (std::size_t i = 0; i < plan.asked_n; ++i)
+      if (!answers_alike(s, plan.reads[plan.asked[i]])) return false;
+    // A step past the highest its layout gave is read: the largest step.
+    NumberKey step;
+    bool step_rose = false;
+    for (std::size_t i = 0; i < plan.tracked_n; ++i) {
+      NumberKey k;
+      if (!key_of(s, plan.tracked[i], k)) return false;
+      if (i == plan.step_only) {
+        step_rose = k > slot.highest[i];
+        step = k;
+      } else if (k < slot.lowest[i] || k > slot.highest[i]) {
+        return false;
+      }
+    }
+    if (step_rose) {
+      double v = 0;
+      if (!read_plain(s, plan.reads[plan.step.read], v)) return false;
+      b.t_.max_step = std::max(b.t_.max_step.value_or(0), static_cast<std::uint64_t>(derive(plan.step.how, v)));
+      slot.highest[plan.step_only] = step;
+    }
+    // Its loss is finite (a plain number) and so is its gradient norm.
+    slot.loss_ordinal = ++b.t_.readings;
+    ++b.finite_;
+    b.rewarded_ = b.rewarded_ || e.sites.reward;
+    b.last_grad_non_finite_ = false;
+    for (unsigned bits = plan.beside; bits; bits &= bits - 1) {
+      const int i = std::countr_zero(bits);
+      slot.ordinals[i] = ++(b.t_.*kFeeds[i].series).readings;
+    }
+    slot.pending = true;
+    slot.segment = s;
+    slot.tag = tag;
+    slot.line = line;
+    ++skimmed;
+    return true;
+  }
+
+  // Widens the bounds of the segment's plan by the segment, read in full by it.
+  void bound(TrajectoryBuilder& b, const SitesCache::Entry& e, std::string_view s) {
+    const Plan& plan = e.plan;
+    if (!plan.ready || !plan.skimmable) return;
+    Slot& slot = slots[plan.id % kSlots];
+    Slot evicted;
+    if (slot.plan != plan.id) {
+      evicted = slot;
+      slot = Slot{};
+      slot.plan = plan.id;
+    }
+    for (std::size_t i = 0; i < plan.tracked_n; ++i) {
+      NumberKey k;
+      if (!key_of(s, plan.tracked[i], k)) continue;
+      const std::uint32_t bit = 1u << i;
+      if (!(slot.bounded & bit)) {
+        slot.lowest[i] = slot.highest[i] = k;
+        slot.bounded |= bit;
+      }
+      slot.lowest[i] = std::min(slot.lowest[i], k);
+      slot.highest[i] = std::max(slot.highest[i], k);
+    }
+    // Read last: reading it may replace the entry of `e`.
+    settle(b, evicted);
+  }
+
+  // Reads the slot's last segment counted unread: its readings are the last
+  // of each series where none came after them.
+  static void settle(TrajectoryBuilder& b, Slot& slot) {
+    if (!slot.pending) return;
+    slot.pending = false;
+    const ProgressReading r = parse_progress(slot.segment, slot.tag);
+    if (!r.loss) return;  // a segment read alike each time: not reached
+    const bool reported = r.step.has_value();
+    const std::uint64_t step = reported ? static_cast<std::uint64_t>(*r.step) : slot.loss_ordinal;
+    if (b.t_.readings == slot.loss_ordinal) b.t_.last = LossReading{step, *r.loss, slot.line, reported};
+    for (std::size_t i = 0; i < kFeeds_n; ++i) {
+      const std::optional<double>& v = r.*kFeeds[i].value;
+      Series& series = b.t_.*kFeeds[i].series;
+      if (!v || series.readings != slot.ordinals[i]) continue;
+      // An evaluation without a step counts its own readings (add_evaluation()).
+      const bool own_count = kFeeds[i].series == &Trajectory::evaluation && !reported;
+      series.last = Reading{own_count ? slot.ordinals[i] : step, *v, slot.line, reported};
+    }
+  }
+
+  void settle_all(TrajectoryBuilder& b) {
+    for (Slot& slot : slots) settle(b, slot);
+  }
+};
+
+TrajectoryBuilder::TrajectoryBuilder(const RuleSet::Impl& rules, std::size_t capacity, bool skim)
+    : rules_(rules), capacity_(std::max<std::size_t>(capacity, 16)), skims_(std::make_unique<Skims>()) {
+  skims_->on = skim;
+}
+
+std::uint64_t TrajectoryBuilder::skimmed() const { return skims_->skimmed; }
+
+TrajectoryBuilder::~TrajectoryBuilder() = default;
 
 void TrajectoryBuilder::on_hit(const LineHit& hit) {
   if (reads(rules_.rules[hit.rule].role)) take(hit);
@@ -1356,7 +1689,16 @@ bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line, std:
     std::string_view seg = text.substr(start, cr == std::string_view::npos ? text.npos : cr - start);
     // The line's layout and the segment's place make the segment's layout.
     const std::uint64_t tag = layout != 0 && segment < 64 ? layout * 64 + segment + 1 : 0;
-    ProgressReading r = parse_progress(seg, tag);
+    SitesCache::Entry& entry = sites_cache.of(seg, tag);
+    if (skims_->skim(*this, entry, seg, tag, line)) {
+      read = true;
+      last_segment_ = seg;
+      last_segment_kept_ = false;
+      if (cr == std::string_view::npos) break;
+      start = cr + 1;
+      continue;
+    }
+    ProgressReading r = read_entry(entry, seg);
     if (!r.loss && !r.evaluation_loss) {
       if (std::vector<Column> header = read_header(seg); !header.empty()) columns_ = std::move(header);
       else if (!columns_.empty()) r = read_row(seg, columns_);
@@ -1373,6 +1715,7 @@ bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line, std:
       last_segment_kept_ = false;
     }
     if (r.evaluation_loss) add_evaluation(r, line);
+    if (r.loss) skims_->bound(*this, entry, seg);  // last: it may replace the entry
     if (cr == std::string_view::npos) break;
     start = cr + 1;
   }
@@ -1609,6 +1952,7 @@ void keep_landmarks(std::vector<R>& series, std::initializer_list<const std::opt
 }
 
 void TrajectoryBuilder::keep_texts() {
+  skims_->settle_all(*this);
   if (last_segment_kept_) return;
   last_segment_copy_.assign(last_segment_);
   last_segment_ = last_segment_copy_;
@@ -1620,7 +1964,8 @@ std::optional<StatedCount> TrajectoryBuilder::last_count() const {
   return stated_count(last_segment_);
 }
 
-Trajectory TrajectoryBuilder::finish() const {
+Trajectory TrajectoryBuilder::finish() {
+  skims_->settle_all(*this);
   Trajectory t = shaped();
   keep_landmarks(t.series, {&t.first, &t.last, &t.lowest, &t.peak, &t.first_non_finite});
   for (auto [name, s] : value_series(t)) keep_landmarks(s->series, {&s->first, &s->last, &s->lowest, &s->peak});

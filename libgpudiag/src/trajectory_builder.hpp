@@ -3,6 +3,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -121,7 +122,13 @@ std::optional<int> evaluation_at_chance(const Series& e);
 // reading of the rank being followed (see take()).
 class TrajectoryBuilder : public MatchSink {
  public:
-  explicit TrajectoryBuilder(const RuleSet::Impl& rules, std::size_t capacity = 512);
+  // `skim`: count the segments that change nothing but counts without
+  // reading them (see Skims); off, every segment is read (the reference the
+  // tests compare it with).
+  explicit TrajectoryBuilder(const RuleSet::Impl& rules, std::size_t capacity = 512, bool skim = true);
+  ~TrajectoryBuilder() override;
+  TrajectoryBuilder(const TrajectoryBuilder&) = delete;
+  TrajectoryBuilder& operator=(const TrajectoryBuilder&) = delete;
   void on_hit(const LineHit& hit) override;
   // The role of the hits it reads (a stream hands it only those).
   static bool reads(Role role) { return role == Role::progress; }
@@ -129,15 +136,18 @@ class TrajectoryBuilder : public MatchSink {
   // the rank followed).
   bool take(const LineHit& hit);
   // Whether the line held a training-loss reading of the rank being followed.
-  // `layout`: LineHit::layout, where known.
+  // `layout`: LineHit::layout, where known. The text stays valid until
+  // keep_texts() is called, as a scanned piece does.
   bool add_line(std::string_view text, std::uint64_t line, std::uint64_t layout = 0);
-  Trajectory finish() const;  // the series with its shape
+  Trajectory finish();  // the series with its shape
   // The counters the segment of the last training-loss reading states.
   std::optional<StatedCount> last_count() const;
-  // Copies that segment, which until then is a view of the scanned piece:
-  // call it before the bytes that were scanned change.
+  // Reads the segments counted unread whose readings are a series' last,
+  // and copies the last reading's segment: until then they are views of the
+  // scanned piece. Call it before the bytes that were scanned change.
   void keep_texts();
   std::uint64_t readings() const { return t_.readings; }  // so far
+  std::uint64_t skimmed() const;  // of them, counted without being read
   std::optional<StepTimeChange> step_time_change() const;
   const std::optional<EpochBars>& epoch_bars() const { return bars_; }
 
@@ -194,6 +204,14 @@ class TrajectoryBuilder : public MatchSink {
   bool last_segment_kept_ = true;
   std::uint64_t last_line_ = 0;
   bool last_line_read_ = false;  // whether last_line_ held a reading
+
+  // Most progress segments of a long run change no series' first, last,
+  // lowest or highest reading and fall between the readings a series keeps:
+  // those are counted, their numbers compared as text with the ones their
+  // layout gave before, and read only if their readings are a series' last
+  // when the piece ends (see the .cpp).
+  struct Skims;
+  std::unique_ptr<Skims> skims_;
 };
 
 }  // namespace gpudiag::detail

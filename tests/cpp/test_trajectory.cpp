@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <deque>
 #include <string>
 #include <functional>
 #include <random>
@@ -25,6 +27,28 @@ std::string plain_run(int steps, double (*loss)(int), int every = 10) {
     log += "step " + std::to_string(s) + " loss " + std::to_string(loss(s)) + "\n";
   return log;
 }
+
+// Feeds lines to a builder as a stream feeds a piece's lines: their bytes
+// stay until keep_texts(), called every `piece` lines and at the end.
+class Pieces {
+ public:
+  Pieces(detail::TrajectoryBuilder& b, std::size_t piece) : b_(b), piece_(piece) {}
+  void add(std::string text, std::uint64_t line, std::uint64_t layout = 0) {
+    lines_.push_back(std::move(text));
+    b_.add_line(lines_.back(), line, layout);
+    if (lines_.size() >= piece_) end_piece();
+  }
+  void end_piece() {
+    b_.keep_texts();
+    lines_.clear();
+  }
+  void set_piece(std::size_t piece) { piece_ = piece; }
+
+ private:
+  detail::TrajectoryBuilder& b_;
+  std::size_t piece_;
+  std::deque<std::string> lines_;  // their addresses stay as lines are added
+};
 
 }  // namespace
 
@@ -260,10 +284,12 @@ TEST(Progress, SkipsWhatIsNotTheTrainingLoss) {
 TEST(Trajectory, MemoryStaysBoundedAndExtremesStayExact) {
   auto rules = RuleSet::builtin(CacheOptions{false, {}});
   detail::TrajectoryBuilder b(rules->impl(), 512);
+  Pieces pieces(b, 1000);
   const int n = 200000;
   for (int s = 1; s <= n; ++s)
-    b.add_line("step " + std::to_string(s) + " loss " + std::to_string(s == 777 ? 99.0 : 10.0 / s),
+    pieces.add("step " + std::to_string(s) + " loss " + std::to_string(s == 777 ? 99.0 : 10.0 / s),
                static_cast<std::uint64_t>(s));
+  pieces.end_piece();
   Trajectory t = b.finish();
   EXPECT_EQ(t.readings, static_cast<std::uint64_t>(n));
   EXPECT_LE(t.series.size(), 512u + 5);  // the landmarks beside the even points
@@ -305,9 +331,11 @@ TEST(Trajectory, NonFiniteReadingsKeepTheirPlaceInTheSeries) {
   // non-finite reading is shown wherever the stride fell.
   auto rules = RuleSet::builtin(CacheOptions{false, {}});
   detail::TrajectoryBuilder b(rules->impl(), 64);
+  Pieces pieces(b, 1000);
   for (int s = 1; s <= 10000; ++s)
-    b.add_line("step " + std::to_string(s) + " loss " + (s >= 9001 ? "inf" : s == 4321 ? "nan" : std::to_string(5.0 - s / 5000.0)),
+    pieces.add("step " + std::to_string(s) + " loss " + (s >= 9001 ? "inf" : s == 4321 ? "nan" : std::to_string(5.0 - s / 5000.0)),
                static_cast<std::uint64_t>(s));
+  pieces.end_piece();
   const Trajectory big = b.finish();
   EXPECT_LE(big.series.size(), 64u + 5);
   const auto shown = [&](std::uint64_t step) {
@@ -582,12 +610,14 @@ TEST(Trajectory, ReadsTablesByTheirHeader) {
 TEST(Trajectory, TheEvaluationSeriesIsBoundedWithExactExtremes) {
   auto rules = RuleSet::builtin(CacheOptions{false, {}});
   detail::TrajectoryBuilder b(rules->impl(), 64);
+  Pieces pieces(b, 1000);
   const int n = 5000;
   for (int s = 1; s <= n; ++s) {
-    b.add_line("step " + std::to_string(s) + " loss " + std::to_string(10.0 / s), 2 * s);
-    b.add_line("step " + std::to_string(s) + " eval_loss " + std::to_string(s == 333 ? 0.001 : 20.0 / s),
+    pieces.add("step " + std::to_string(s) + " loss " + std::to_string(10.0 / s), 2 * s);
+    pieces.add("step " + std::to_string(s) + " eval_loss " + std::to_string(s == 333 ? 0.001 : 20.0 / s),
                2 * s + 1);
   }
+  pieces.end_piece();
   Trajectory t = b.finish();
   EXPECT_EQ(t.readings, static_cast<std::uint64_t>(n));
   EXPECT_EQ(t.evaluation.readings, static_cast<std::uint64_t>(n));
@@ -920,4 +950,148 @@ TEST(Progress, EveryRedrawOfALayoutSeenBeforeIsRead) {
   std::string plain;
   for (int line = 0; line < 30; ++line) plain += "step " + std::to_string(10 + line) + " loss 2.5\n";
   EXPECT_EQ(diagnose_text(plain).trajectory.readings, 30u);
+}
+
+namespace {
+
+// Every field of a trajectory and of what the builder says beside it, one
+// reading a line, numbers to the last bit.
+std::string describe(detail::TrajectoryBuilder& b) {
+  const Trajectory t = b.finish();
+  std::string out;
+  auto number = [&](double x) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.17g ", x);
+    out += buffer;
+  };
+  auto loss = [&](const char* name, const std::optional<LossReading>& r) {
+    out += name;
+    if (r) {
+      number(r->loss);
+      out += std::to_string(r->step) + " " + std::to_string(r->line) + (r->step_reported ? " s" : "");
+    }
+    out += "\n";
+  };
+  auto reading = [&](const char* name, const std::optional<Reading>& r) {
+    out += name;
+    if (r) {
+      number(r->value);
+      out += std::to_string(r->step) + " " + std::to_string(r->line) + (r->step_reported ? " s" : "");
+    }
+    out += "\n";
+  };
+  out += "readings " + std::to_string(t.readings) + " shape " + std::string(to_string(t.shape)) + " max_step " +
+         (t.max_step ? std::to_string(*t.max_step) : "-") + "\n";
+  loss("first ", t.first);
+  loss("last ", t.last);
+  loss("lowest ", t.lowest);
+  loss("peak ", t.peak);
+  loss("first_non_finite ", t.first_non_finite);
+  for (const LossReading& r : t.series) loss("kept ", r);
+  const std::pair<const char*, const Series*> series[] = {
+      {"evaluation", &t.evaluation}, {"grad_norm", &t.grad_norm},   {"learning_rate", &t.learning_rate},
+      {"loss_scale", &t.loss_scale}, {"step_time", &t.step_time}, {"throughput", &t.throughput}};
+  for (const auto& [name, s] : series) {
+    out += std::string(name) + " " + std::to_string(s->readings) + "\n";
+    reading(" first ", s->first);
+    reading(" last ", s->last);
+    reading(" lowest ", s->lowest);
+    reading(" peak ", s->peak);
+    for (const Reading& r : s->series) reading(" kept ", r);
+  }
+  if (const auto c = b.last_count(); c && c->step) out += "count step " + std::to_string(*c->step) + "\n";
+  if (const auto c = b.step_time_change()) {
+    out += "step time ";
+    number(c->early);
+    number(c->late);
+    out += "\n";
+  }
+  return out;
+}
+
+// A line with every digit read as 0: its layout, as the scanner numbers it.
+std::uint64_t layout_of(std::string line) {
+  for (char& c : line)
+    if (c >= '0' && c <= '9') c = '0';
+  return std::hash<std::string>{}(line) | 1;
+}
+
+std::string printed(const char* format, auto... values) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof buffer, format, values...);
+  return buffer;
+}
+
+}  // namespace
+
+// Most progress segments of a long run are counted without their numbers
+// being read (TrajectoryBuilder::Skims); what the builder reports must be
+// what reading every one of them reports. Lines of many layouts (exponents,
+// a mantissa of zero before an exponent, negative numbers, rates of zero,
+// evaluation losses, NaN, steps that restart, bars redrawn with carriage
+// returns, numbers at a segment's end), new extremes late in the run, in
+// pieces of random sizes, with and without layout numbers.
+TEST(Trajectory, SegmentsCountedUnreadLeaveEverySeriesAsReadingThemWould) {
+  auto rules = RuleSet::builtin(CacheOptions{false, {}});
+  for (const unsigned seed : {1u, 2u, 3u, 4u}) {
+    std::mt19937 random(seed);
+    auto uniform = [&](double low, double high) { return std::uniform_real_distribution<double>(low, high)(random); };
+    auto chance = [&](double p) { return uniform(0, 1) < p; };
+    detail::TrajectoryBuilder skimming(rules->impl(), 64), reading(rules->impl(), 64, false);
+    Pieces a(skimming, 100), b(reading, 100);
+    const bool layouts = seed % 2 == 0;
+    int step = 0;
+    double level = 3;
+    for (std::uint64_t line = 1; line <= 40000; ++line) {
+      step = chance(0.0002) ? step / 2 : step + 1;  // a restart now and then
+      level *= chance(0.5) ? 0.9999 : 1.00009;
+      // A spike or a dip late in the run: a new extreme after long quiet.
+      const double loss = level * (chance(0.001) ? uniform(0.2, 5) : uniform(0.9, 1.1));
+      std::string text;
+      switch (random() % 8) {
+        case 0:
+        case 1:
+          text = printed(
+              " iteration %8d/ 5000000 | consumed samples: %12d | elapsed time per iteration (ms): %.1f | "
+              "learning rate: %.6E | global batch size: %5d | lm loss: %.6E | loss scale: %.1f | grad norm: %.3f |",
+              step, step * 512, uniform(380, 440), chance(0.01) ? 0.0 : uniform(1e-5, 3e-4), 512, loss,
+              chance(0.01) ? 32768.0 : 65536.0, uniform(0.1, 2.5));
+          break;
+        case 2:
+          text = printed("{'loss': %.4f, 'grad_norm': %.3f, 'learning_rate': %.3e, 'epoch': %.2f}", loss,
+                         uniform(0.1, 2.5), uniform(1e-5, 2e-5), step / 1000.0);
+          break;
+        case 3:
+          for (int redraw = 0; redraw < 3; ++redraw)
+            text += printed("\r%d/100000 [00:00<00:10, %.1fit/s, loss=%.3f]", step + redraw,
+                            chance(0.02) ? 0.0 : uniform(1, 9.9), loss);
+          break;
+        case 4:
+          text = printed("step %d loss %.5f reward %.3f", step, -loss / 100, uniform(-1, 1));
+          break;
+        case 5:
+          text = chance(0.05) ? printed("step %d eval_loss nan", step)
+                              : printed("step %d eval_loss %.4f", step, loss * uniform(1, 1.2));
+          break;
+        case 6:
+          text = chance(0.002) ? printed("step %d loss nan", step) : printed("step %d loss %.6f", step, loss);
+          break;
+        default:
+          text = printed("gpu-node-00:1234:1300 [0] NCCL INFO Channel %02d/0 : 0[0] -> 1[1] via P2P/IPC", step % 32);
+      }
+      const std::uint64_t layout = layouts ? layout_of(text) : 0;
+      a.add(text, line, layout);
+      b.add(text, line, layout);
+      if (chance(0.01)) {
+        const std::size_t piece = 1 + random() % 500;
+        a.set_piece(piece);
+        b.set_piece(piece);
+      }
+    }
+    a.end_piece();
+    b.end_piece();
+    EXPECT_GT(skimming.skimmed(), skimming.readings() / 2) << "seed " << seed;
+    EXPECT_EQ(reading.skimmed(), 0u);
+    EXPECT_EQ(describe(skimming), describe(reading)) << "seed " << seed;
+  }
 }
