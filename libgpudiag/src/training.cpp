@@ -258,12 +258,13 @@ bool counts_up(const Trajectory& t) {
 // or one (or the trajectory's last step) that reaches the length a plan line
 // stated ("max_epochs=100", "Total optimization steps = 2,000"), or the last
 // reading's segment that gives the run under a minute left ("eta: 0:00:00"),
-// or names the last epoch a plan line stated.
+// or names the last epoch a plan line stated, or the last reading after the
+// header of the last epoch ("Epoch 40/40", Keras) whose bar reached its count.
 // Returns the line that shows it, or 0.
 std::uint64_t reached_planned_length(const RuleSet::Impl& rules, const EvidenceTable& per_rule, const Trajectory& t,
                                      const std::optional<StatedCount>& c) {
   std::optional<double> planned_epochs, planned_steps, reached_epochs, reached_steps;
-  std::uint64_t epochs_line = 0, steps_line = 0, stated_line = 0;
+  std::uint64_t epochs_line = 0, steps_line = 0, stated_line = 0, last_epoch_began = 0;
   for (unsigned i = 0; i < rules.rules.size(); ++i) {
     const Role role = rules.rules[i].role;
     const RuleEvidence& e = per_rule[i];
@@ -277,8 +278,11 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules, const EvidenceT
     }
     if (epochs && (!reached_epochs || *epochs >= *reached_epochs)) reached_epochs = epochs, epochs_line = ev.line;
     if (steps && (!reached_steps || *steps >= *reached_steps)) reached_steps = steps, steps_line = ev.line;
-    if (auto of = number(ev.values, "of"); of && *of > 0 && (epochs.value_or(0) >= *of || steps.value_or(0) >= *of))
+    const auto of = number(ev.values, "of");
+    if (of && *of > 0 && (epochs.value_or(0) >= *of || steps.value_or(0) >= *of))
       stated_line = std::max(stated_line, ev.line);
+    if (const auto began = number(ev.values, "began"); began && of && *of > 0 && *began >= *of)
+      last_epoch_began = ev.line;
   }
   if (t.max_step && (!reached_steps || static_cast<double>(*t.max_step) > *reached_steps)) {
     reached_steps = static_cast<double>(*t.max_step);
@@ -303,6 +307,9 @@ std::uint64_t reached_planned_length(const RuleSet::Impl& rules, const EvidenceT
     // first reading named epoch 0 ("epoch: 19 done" of 20), else from 1; and
     // states no count within it short of its total ("Epoch [3][400/500]").
     const bool inside_epoch = c->total && *c->step < *c->total;
+    // The last epoch began, and its bar after that header reached its count.
+    if (last_epoch_began && t.last->line > last_epoch_began && c->total && !inside_epoch)
+      line = std::max(line, t.last->line);
     if (planned_epochs && c->epoch_named && !inside_epoch && t.first_epoch && *t.first_epoch == std::floor(*t.first_epoch) &&
         *c->epoch_named + (*t.first_epoch == 0 ? 1 : 0) >= *planned_epochs && *planned_epochs >= 1)
       line = std::max(line, t.last->line);

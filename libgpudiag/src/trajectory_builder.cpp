@@ -1360,6 +1360,13 @@ std::optional<StatedCount> stated_count(std::string_view body) {
     while (from > 0 && is_digit(body[from - 1])) --from;
     if (read_counter(body, from, value, total) != std::string_view::npos) c.step = value, c.total = total;
   }
+  // Keras's progress bar opens its line with its count of the epoch's
+  // batches: "313/313 [======] - 331s 1s/step - loss: 0.36", or with
+  // verbose=2 "1688/1688 - 5s - loss: 0.47".
+  if (const std::size_t at = body.find_first_not_of(' '); !c.total && at != std::string_view::npos)
+    if (const std::size_t e = read_counter(body, at, value, total);
+        e != std::string_view::npos && (body.substr(e, 2) == " [" || body.substr(e, 3) == " - "))
+      c.step = value, c.total = total;
   if (!c.total)
     for (std::size_t bar = body.find("| "); bar != std::string_view::npos; bar = body.find("| ", bar + 2))
       if (const std::size_t e = read_counter(body, bar + 2, value, total); e != std::string_view::npos &&

@@ -51,7 +51,8 @@ ProgressReading parse_progress(std::string_view segment, std::uint64_t tag = 0);
 
 // The counters one segment of a progress line (a redraw) states with their
 // totals: its step and the total beside it ("step 19560/19560", "iter:
-// 80000/80000", "iteration 10/ 500000", tqdm's "| 50/50 ["), its epoch and
+// 80000/80000", "iteration 10/ 500000", tqdm's "| 50/50 [", Keras's bar
+// "313/313 [" at its start), its epoch and
 // the epochs ("Epoch[100/100]", "epoch 3/10"), the time it says the run has
 // left ("eta: 0:00:00", detectron2's, mmcv's: on a segment that names no
 // epoch, where an ETA is the run's, not an epoch's as torchvision's

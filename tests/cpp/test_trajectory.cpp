@@ -1095,3 +1095,32 @@ TEST(Trajectory, SegmentsCountedUnreadLeaveEverySeriesAsReadingThemWould) {
     EXPECT_EQ(describe(skimming), describe(reading)) << "seed " << seed;
   }
 }
+
+// Keras prints an epoch's header on a line of its own as the epoch begins
+// ("Epoch 40/40"), then the epoch's bar: the run reached its end where the
+// last epoch's bar after its header reached its count.
+TEST(TrainingCorrectness, KerasLastEpochsBarAtItsCountEndedTheRun) {
+  auto fit = [](int epochs, int ran, const std::string& last_bar, bool verbose2 = false) {
+    std::string log = "Found 20000 images belonging to 2 classes.\n";
+    for (int epoch = 1; epoch <= ran; ++epoch) {
+      log += "Epoch " + std::to_string(epoch) + "/" + std::to_string(epochs) + "\n";
+      const std::string loss = std::to_string(0.7 - 0.01 * epoch).substr(0, 6);
+      log += epoch < ran ? (verbose2 ? "313/313 - 331s - loss: " : "313/313 [==============================] - 331s 1s/step - loss: ") +
+                               loss + " - acc: 0.84\n"
+                         : last_bar + loss + "\n";
+    }
+    return log;
+  };
+  const std::string done = "313/313 [==============================] - 338s 1s/step - loss: ";
+  EXPECT_EQ(diagnose_text(fit(40, 40, done)).cls, "healthy");
+  EXPECT_EQ(diagnose_text(fit(40, 40, "313/313 - 338s - loss: ", true)).cls, "healthy");
+  EXPECT_EQ(diagnose_text(fit(40, 39, done)).cls, "unknown");  // an epoch to go
+  EXPECT_EQ(diagnose_text(fit(40, 40, "120/313 [=========>....................] - ETA: 3:20 - loss: ")).cls,
+            "unknown");  // stopped within it
+  // The header alone, the bar not yet drawn.
+  EXPECT_EQ(diagnose_text(fit(40, 39, done) + "Epoch 40/40\n").cls, "unknown");
+  const auto c = detail::stated_count("  2/1688 [..............................] - ETA: 6:36 - loss: 2.2862");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->step, 2);
+  EXPECT_EQ(c->total, 1688);
+}
