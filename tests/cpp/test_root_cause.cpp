@@ -682,3 +682,25 @@ TEST(LineReading, AWarningsSecondLineIsTheWarning) {
                 .cls,
             "env_error");
 }
+
+// Slurm cancels a step after its cgroup's OOM kill, and a job it killed past
+// its memory limit: the cancel is the kill's. A cancel alone is a cancel, and
+// the end-of-job note that memory went past the limit at some point kills
+// nothing.
+TEST(RootCause, SlurmsCancelAfterItsMemoryKillIsTheKill) {
+  const std::string steps = "epoch 1 step 40 loss 2.31\nepoch 1 step 41 loss 2.29\n";
+  const std::string cancel = "slurmstepd-gpu-node-01: error: *** STEP 9411285.0 ON gpu-node-01 CANCELLED AT 2022-05-17T17:58:10 ***\n";
+  EXPECT_EQ(diagnose_text(steps +
+                          "slurmstepd-gpu-node-01: error: Detected 1 oom-kill event(s) in StepId=9411285.0. Some of "
+                          "your processes may have been killed by the cgroup out-of-memory handler.\n"
+                          "srun: error: gpu-node-01: task 0: Out Of Memory\n" + cancel)
+                .cls,
+            "oom_killer");
+  EXPECT_EQ(diagnose_text(steps + "slurmstepd: error: Job 7518 exceeded memory limit (626359956 > 512000000), being killed\n"
+                                  "slurmstepd: error: Exceeded job memory limit\n"
+                                  "slurmstepd: error: *** JOB 7518 ON gpu-node-01 CANCELLED AT 2022-06-10T17:11:35 ***\n")
+                .cls,
+            "oom_killer");
+  EXPECT_EQ(diagnose_text(steps + cancel).cls, "cancelled");
+  EXPECT_NE(diagnose_text(steps + "slurmstepd: error: Exceeded step memory limit at some point.\n").cls, "oom_killer");
+}
