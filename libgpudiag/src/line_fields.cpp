@@ -240,10 +240,14 @@ bool clock_time(Cursor& c);
 // PaddlePaddle's loggers write it (never a date alone: "10/20" is a count).
 // With the year after them too, as the Hugging Face example scripts' logging
 // writes it (datefmt "%m/%d/%Y %H:%M:%S": "04/02/2026 01:26:57 - INFO - ...").
+// With a dash, as vLLM's logger writes it ("%m-%d %H:%M:%S": "INFO 06-16
+// 21:29:32 [engine.py:12] ...") and loops that copied its format.
 bool month_day_time(Cursor& c) {
   return attempt(c, [&] {
-    if (c.digits(2) != 2 || !c.eat("/") || c.digits(2) != 2) return false;
-    attempt(c, [&] { return c.eat("/") && c.digits(4) == 4; });
+    if (c.digits(2) != 2) return false;
+    const char sep = c.peek();
+    if ((sep != '/' && sep != '-') || (++c.pos, c.digits(2) != 2)) return false;
+    if (sep == '/') attempt(c, [&] { return c.eat("/") && c.digits(4) == 4; });
     return c.eat(" ") && clock_time(c);
   });
 }
@@ -338,6 +342,21 @@ bool process_field(std::string_view field) {
   return std::all_of(number.begin(), number.end(), is_digit);
 }
 
+// "Rank 0", "rank 3", "RANK 12" up to `close`, a bracket's end: the rank.
+bool rank_field(Cursor& c, LineFields& f, std::size_t close) {
+  return attempt(c, [&] {
+    if (!c.eat("Rank ") && !c.eat("rank ") && !c.eat("RANK ")) return false;
+    const std::size_t at = c.pos;
+    const std::optional<int> rank = c.number(6);
+    if (!rank || c.pos != close) return false;
+    if (!f.rank) {
+      f.rank = rank;
+      f.rank_text = c.s.substr(at, c.pos - at);
+    }
+    return true;
+  });
+}
+
 // A bracketed field: [2025-...], [INFO], [INFO|file.py:12], [2025-... INFO],
 // [W1221 ... file:12], [NeMo W 2024-... file:12], [engine.py:12:fn].
 bool bracket(Cursor& c, LineFields& f) {
@@ -356,6 +375,8 @@ bool bracket(Cursor& c, LineFields& f) {
     } else if (auto level = level_word(c)) {
       f.severity = *level;
       if (c.eat("|")) logger_name(c, f);
+    } else if (rank_field(c, f, close)) {
+      // "[Rank 0]": the process's rank, as many loops' loggers tag it.
     } else {
       // Any other bracketed field before the message (a file:line:function,
       // a process name) is a prefix only when no space is in it, or it is a
@@ -556,6 +577,8 @@ void logging_prefix(std::string_view line, Cursor& c, LineFields& f) {
     if (bracket(c, f)) {
       c.spaces();
       if (c.starts("-[")) ++c.pos;  // "[time]-[file line:12]:"
+      // Hydra's job logging: "[2024-04-24 12:58:25,123][demucs.solver][INFO] - message".
+      else if (c.starts("- ")) c.pos += 2;
       continue;
     }
     if (!f.timestamp.empty() && paren_source(c, f)) {

@@ -49,6 +49,10 @@ TEST(LineFields, ReadsEachLaunchersTag) {
   EXPECT_EQ(ray_logged.severity, Severity::info);
   EXPECT_EQ(ray_logged.message, "step 3");
   EXPECT_EQ(read_line("(see above) RuntimeError: boom").message, "(see above) RuntimeError: boom");
+  // A logger's "[Rank 0]" field names the process's rank, as c10d's "[Rank 1]" does.
+  EXPECT_EQ(read_line("06-16 21:29:32 [TRAIN] [Rank 2] [INFO] [train.py:100] start").rank, 2);
+  EXPECT_EQ(read_line("[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught").rank, 1);
+  EXPECT_FALSE(read_line("[Rank one] x").rank);
   EXPECT_FALSE(read_line("12:30:01 starting").rank);
   EXPECT_FALSE(read_line("[2026-01-01 10:00:00] step 1").rank);
   // An exception name is not a pdsh host.
@@ -106,7 +110,12 @@ TEST(LineFields, ReadsSeverityAndMessage) {
       {"[2024-01-01 12:00:00,000] [INFO] [engine.py:123:step] msg", Severity::info, "msg"},
       {"[rank0]:[W1221 13:42:36.291482119 ProcessGroupNCCL.cpp:1524] Warning: x", Severity::warning,
        "Warning: x"},
-      {"[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught", Severity::error, "[Rank 1] Watchdog caught"},
+      {"[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught", Severity::error, "Watchdog caught"},
+      {"06-16 21:29:32 [TRAIN] [Rank 0] [INFO] [train.py:535] Training finished, exiting ...", Severity::info,
+       "Training finished, exiting ..."},
+      {"INFO 06-16 21:29:32 [engine.py:12] Added request", Severity::info, "Added request"},
+      {"[2024-04-24 12:58:37,101][demucs.solver][INFO] - New best valid loss 0.4133", Severity::info,
+       "New best valid loss 0.4133"},
       {"E1221 13:42:36.291482 1234 socket.cpp:12] connect failed", Severity::error, "connect failed"},
       {"[NeMo W 2024-05-01 10:00:00 nemo_logging:349] deprecated", Severity::warning, "deprecated"},
       {"2024-05-01 10:00:00.123 | WARNING  | mod:fn:12 - careful", Severity::warning, "mod:fn:12 - careful"},
