@@ -547,6 +547,7 @@ void decoration(Cursor& c) {
     if (c.starts("--") && c.peek(2) != ' ' && !is_alpha(c.peek(2))) {
       while (c.peek() == '-') ++c.pos;
     }
+    if (c.starts(":: ")) c.pos += 3;  // "[0] :: Total training time: 13.1 seconds"
     if (c.pos == start) return;
   }
 }

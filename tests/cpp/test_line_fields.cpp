@@ -116,6 +116,8 @@ TEST(LineFields, ReadsSeverityAndMessage) {
       {"INFO 06-16 21:29:32 [engine.py:12] Added request", Severity::info, "Added request"},
       {"[2024-04-24 12:58:37,101][demucs.solver][INFO] - New best valid loss 0.4133", Severity::info,
        "New best valid loss 0.4133"},
+      {"[2023-01-11 13:28:26,589][mlprof.trainer][INFO] - [0] :: Total training time: 13.1 seconds", Severity::info,
+       "Total training time: 13.1 seconds"},
       {"E1221 13:42:36.291482 1234 socket.cpp:12] connect failed", Severity::error, "connect failed"},
       {"[NeMo W 2024-05-01 10:00:00 nemo_logging:349] deprecated", Severity::warning, "deprecated"},
       {"2024-05-01 10:00:00.123 | WARNING  | mod:fn:12 - careful", Severity::warning, "mod:fn:12 - careful"},
