@@ -537,13 +537,39 @@ void message_level(std::string_view message, LineFields& f) {
 
 // Decoration before a message: emoji and other non-ASCII symbols, rules of
 // dashes, equals signs and stars, bullets.
+// The length of the UTF-8 symbol at `s` (an emoji, an arrow, a box-drawing
+// or block character, a dingbat, Latin-1 punctuation, a joiner or a
+// variation selector), 0 where a letter or anything else stands there: a
+// message may open with words in any script (Chinese, Japanese, Cyrillic),
+// and those are the message.
+std::size_t symbol_length(std::string_view s) {
+  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  if (s.empty() || b(0) < 0x80) return 0;
+  std::size_t n = b(0) >= 0xF0 ? 4 : b(0) >= 0xE0 ? 3 : b(0) >= 0xC0 ? 2 : 1;
+  if (n > s.size()) return s.size();
+  for (std::size_t i = 1; i < n; ++i)
+    if ((b(i) & 0xC0) != 0x80) return 1;  // not UTF-8: a stray byte, skipped as before
+  if (n == 1) return 1;
+  std::uint32_t cp = b(0) & (0xFF >> (n + 1));
+  for (std::size_t i = 1; i < n; ++i) cp = (cp << 6) | (b(i) & 0x3F);
+  const bool symbol = (cp >= 0xA0 && cp <= 0xBF) || cp == 0xD7 || cp == 0xF7 || (cp >= 0x2000 && cp <= 0x2BFF) ||
+                      (cp >= 0xFE00 && cp <= 0xFE0F) || (cp >= 0x1F000 && cp <= 0x1FAFF);
+  return symbol ? n : 0;
+}
+
 void decoration(Cursor& c) {
   for (;;) {
     const std::size_t start = c.pos;
     separator(c);
-    while (!c.at_end() && (static_cast<unsigned char>(c.peek()) >= 0x80 || c.peek() == '=' ||
-                           c.peek() == '*' || c.peek() == '#' || c.peek() == '>'))
+    for (;;) {
+      if (c.at_end()) break;
+      if (const std::size_t n = symbol_length(c.s.substr(c.pos))) {
+        c.pos += n;
+        continue;
+      }
+      if (c.peek() != '=' && c.peek() != '*' && c.peek() != '#' && c.peek() != '>') break;
       ++c.pos;
+    }
     if (c.starts("--") && c.peek(2) != ' ' && !is_alpha(c.peek(2))) {
       while (c.peek() == '-') ++c.pos;
     }

@@ -118,6 +118,12 @@ TEST(LineFields, ReadsSeverityAndMessage) {
        "New best valid loss 0.4133"},
       {"[2023-01-11 13:28:26,589][mlprof.trainer][INFO] - [0] :: Total training time: 13.1 seconds", Severity::info,
        "Total training time: 13.1 seconds"},
+      // Symbols before a message are decoration; words in any script are the message.
+      {"2026-03-02 00:41:53,051 - train_face - INFO - \xe8\xae\xad\xe7\xbb\x83\xe5\xae\x8c\xe6\x88\x90!", Severity::info,
+       "\xe8\xae\xad\xe7\xbb\x83\xe5\xae\x8c\xe6\x88\x90!"},
+      {"\xf0\x9f\x9b\x91 Early stopping triggered.", Severity::unknown, "Early stopping triggered."},
+      {"\xe2\x9c\x85\xef\xb8\x8f \xd0\x9e\xd0\xb1\xd1\x83\xd1\x87\xd0\xb5\xd0\xbd\xd0\xb8\xd0\xb5 done", Severity::unknown,
+       "\xd0\x9e\xd0\xb1\xd1\x83\xd1\x87\xd0\xb5\xd0\xbd\xd0\xb8\xd0\xb5 done"},
       {"E1221 13:42:36.291482 1234 socket.cpp:12] connect failed", Severity::error, "connect failed"},
       {"[NeMo W 2024-05-01 10:00:00 nemo_logging:349] deprecated", Severity::warning, "deprecated"},
       {"2024-05-01 10:00:00.123 | WARNING  | mod:fn:12 - careful", Severity::warning, "mod:fn:12 - careful"},
