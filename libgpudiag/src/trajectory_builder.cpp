@@ -1029,6 +1029,9 @@ std::optional<Plan::Keyed> keyed(const Taped& t, std::uint8_t read) {
   return k;
 }
 
+// The digits before a fixed-point number's point (all of them without one).
+std::size_t whole_digits(const NumberForm& f) { return f.point == NumberForm::kNoPoint ? f.mantissa : f.point; }
+
 // Whether a plain number's answers to the questions asked of it may differ
 // from another's of its form: a plain number is finite; a fixed-point one
 // has the sign of its form, is whole without a point, and lies far from 1e6
@@ -1038,10 +1041,9 @@ bool answers_vary(const Taped& t) {
   std::uint16_t asks = t.asks & ~kFinite;
   if (!f.negative) asks &= ~kNegative;
   if (t.kind != Read::whole && f.exponent == 0) {
-    const std::size_t whole_digits = f.point == NumberForm::kNoPoint ? f.mantissa : f.point;
     if (f.point == NumberForm::kNoPoint) asks &= ~kWhole;
-    if (whole_digits < 6) asks &= ~kMillion;
-    if (whole_digits < 15) asks &= ~kHuge;
+    if (whole_digits(f) < 6) asks &= ~kMillion;
+    if (whole_digits(f) < 15) asks &= ~kHuge;
   }
   return asks != 0;
 }
@@ -1436,6 +1438,15 @@ ProgressReading parse_progress(std::string_view segment, std::uint64_t tag) {
 
 namespace {
 
+// Whether a series keeps its `ordinal`-th reading: one in each `stride`, a
+// power of two (a division cost more).
+bool on_stride(std::uint64_t ordinal, std::size_t stride) { return ((ordinal - 1) & (stride - 1)) == 0; }
+
+// The step of a reading: the one its segment states, else its ordinal.
+std::uint64_t step_of(const ProgressReading& r, std::uint64_t ordinal) {
+  return r.step ? static_cast<std::uint64_t>(*r.step) : ordinal;
+}
+
 // Whether a plain number answers the questions asked of it as its planned one
 // did, as replay() reads it (false also where it is off the exact path).
 bool answers_alike(std::string_view s, const Taped& t) {
@@ -1444,9 +1455,8 @@ bool answers_alike(std::string_view s, const Taped& t) {
   // finite, zero where every digit is, negative where signed and not zero,
   // whole without a point, far from 1e6 and 1e15 with few digits before its
   // point.
-  const std::size_t whole_digits = f.point == NumberForm::kNoPoint ? f.mantissa : f.point;
   if (t.kind != Read::whole && f.exponent == 0 && !((t.asks & kWhole) && f.point != NumberForm::kNoPoint) &&
-      !((t.asks & (kMillion | kHuge)) && whole_digits >= 6)) {
+      !((t.asks & (kMillion | kHuge)) && whole_digits(f) >= 6)) {
     const char* p = s.data() + f.start;
     bool zero = true;
     for (std::size_t i = 0; i < f.mantissa && zero; ++i) zero = p[i] == '0' || p[i] == '.';
@@ -1508,7 +1518,6 @@ struct TrajectoryBuilder::Skims {
   bool on = true;
   std::uint64_t skimmed = 0;
 
-  static bool kept(std::uint64_t ordinal, std::size_t stride) { return ((ordinal - 1) & (stride - 1)) == 0; }
 
   // Counts the segment unread where it may be (above): whether it was.
   // Counts the segment unread where it may be (above): whether it was.
@@ -1518,10 +1527,10 @@ struct TrajectoryBuilder::Skims {
     if (!on || !plan.ready || !plan.skimmable || !b.rank_chosen_) return false;
     Slot& slot = slots[plan.id % kSlots];
     if (slot.plan != plan.id || slot.bounded != (1u << plan.tracked_n) - 1) return false;
-    if (kept(b.t_.readings + 1, b.stride_)) return false;
+    if (on_stride(b.t_.readings + 1, b.stride_)) return false;
     for (unsigned bits = plan.beside; bits; bits &= bits - 1) {
       const Feed& f = kFeeds[std::countr_zero(bits)];
-      if (kept((b.t_.*f.series).readings + 1, b.*f.stride)) return false;
+      if (on_stride((b.t_.*f.series).readings + 1, b.*f.stride)) return false;
     }
     for (std::size_t i = 0; i < plan.asked_n; ++i)
       if (!answers_alike(s, plan.reads[plan.asked[i]])) return false;
@@ -1595,15 +1604,15 @@ struct TrajectoryBuilder::Skims {
     const ProgressReading r = parse_progress(slot.segment, slot.tag);
     if (!r.loss) return;  // a segment read alike each time: not reached
     const bool reported = r.step.has_value();
-    const std::uint64_t step = reported ? static_cast<std::uint64_t>(*r.step) : slot.loss_ordinal;
+    const std::uint64_t step = step_of(r, slot.loss_ordinal);
     if (b.t_.readings == slot.loss_ordinal) b.t_.last = LossReading{step, *r.loss, slot.line, reported};
     for (std::size_t i = 0; i < kFeeds_n; ++i) {
       const std::optional<double>& v = r.*kFeeds[i].value;
       Series& series = b.t_.*kFeeds[i].series;
       if (!v || series.readings != slot.ordinals[i]) continue;
       // An evaluation without a step counts its own readings (add_evaluation()).
-      const bool own_count = kFeeds[i].series == &Trajectory::evaluation && !reported;
-      series.last = Reading{own_count ? slot.ordinals[i] : step, *v, slot.line, reported};
+      const bool evaluation = kFeeds[i].series == &Trajectory::evaluation;
+      series.last = Reading{evaluation ? step_of(r, slot.ordinals[i]) : step, *v, slot.line, reported};
     }
   }
 
@@ -1697,32 +1706,30 @@ bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line, std:
     // The line's layout and the segment's place make the segment's layout.
     const std::uint64_t tag = layout != 0 && segment < 64 ? layout * 64 + segment + 1 : 0;
     SitesCache::Entry& entry = sites_cache.of(seg, tag);
-    if (skims_->skim(*this, entry, seg, tag, line)) {
-      read = true;
-      last_segment_ = seg;
-      last_segment_kept_ = false;
-      if (cr == std::string_view::npos) break;
-      start = cr + 1;
-      continue;
-    }
-    ProgressReading r = read_entry(entry, seg);
-    if (!r.loss && !r.evaluation_loss) {
-      if (std::vector<Column> header = read_header(seg); !header.empty()) columns_ = std::move(header);
-      else if (!columns_.empty()) r = read_row(seg, columns_);
-    }
-    if (r.loss) {
-      read = true;
-      if (!rank_chosen_) {
-        rank_chosen_ = true;
-        rank_ = tag_rank;
-        t_.rank = tag_rank;
+    bool took = skims_->skim(*this, entry, seg, tag, line);
+    if (!took) {
+      ProgressReading r = read_entry(entry, seg);
+      if (!r.loss && !r.evaluation_loss) {
+        if (std::vector<Column> header = read_header(seg); !header.empty()) columns_ = std::move(header);
+        else if (!columns_.empty()) r = read_row(seg, columns_);
       }
-      add(r, line);
+      took = r.loss.has_value();
+      if (took) {
+        if (!rank_chosen_) {
+          rank_chosen_ = true;
+          rank_ = tag_rank;
+          t_.rank = tag_rank;
+        }
+        add(r, line);
+      }
+      if (r.evaluation_loss) add_evaluation(r, line);
+      if (took) skims_->bound(*this, entry, seg);  // last: it may replace the entry
+    }
+    if (took) {
+      read = true;
       last_segment_ = seg;
       last_segment_kept_ = false;
     }
-    if (r.evaluation_loss) add_evaluation(r, line);
-    if (r.loss) skims_->bound(*this, entry, seg);  // last: it may replace the entry
     if (cr == std::string_view::npos) break;
     start = cr + 1;
   }
@@ -1734,7 +1741,7 @@ void TrajectoryBuilder::add(const ProgressReading& r, std::uint64_t line) {
   x.loss = *r.loss;
   x.line = line;
   x.step_reported = r.step.has_value();
-  x.step = r.step ? static_cast<std::uint64_t>(*r.step) : t_.readings + 1;
+  x.step = step_of(r, t_.readings + 1);
   ++t_.readings;
   rewarded_ = rewarded_ || r.reward;
   last_grad_non_finite_ = r.grad_non_finite;
@@ -1784,7 +1791,7 @@ void TrajectoryBuilder::add_bar(double epoch, std::uint64_t position, std::uint6
 void TrajectoryBuilder::add_evaluation(const ProgressReading& r, std::uint64_t line) {
   Series& e = t_.evaluation;
   add_value(e, evaluation_stride_, *r.evaluation_loss,
-            r.step ? static_cast<std::uint64_t>(*r.step) : e.readings + 1, r.step.has_value(), line);
+            step_of(r, e.readings + 1), r.step.has_value(), line);
 }
 
 void TrajectoryBuilder::add_value(Series& s, std::size_t& stride, double value, std::uint64_t step,
@@ -1806,7 +1813,7 @@ void TrajectoryBuilder::add_value(Series& s, std::size_t& stride, double value, 
 template <class R>
 void TrajectoryBuilder::keep_evenly(std::vector<R>& series, std::size_t& stride, std::uint64_t ordinal,
                                     const R& x) const {
-  if (((ordinal - 1) & (stride - 1)) != 0) return;  // the stride is a power of two (a division cost more)
+  if (!on_stride(ordinal, stride)) return;
   series.push_back(x);
   if (series.size() < capacity_) return;
   std::size_t kept = 0;

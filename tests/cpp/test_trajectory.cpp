@@ -954,6 +954,9 @@ TEST(Progress, EveryRedrawOfALayoutSeenBeforeIsRead) {
 
 namespace {
 
+double value_of(const LossReading& r) { return r.loss; }
+double value_of(const Reading& r) { return r.value; }
+
 // Every field of a trajectory and of what the builder says beside it, one
 // reading a line, numbers to the last bit.
 std::string describe(detail::TrajectoryBuilder& b) {
@@ -964,22 +967,17 @@ std::string describe(detail::TrajectoryBuilder& b) {
     std::snprintf(buffer, sizeof buffer, "%.17g ", x);
     out += buffer;
   };
-  auto loss = [&](const char* name, const std::optional<LossReading>& r) {
+  // A loss reading or a reading of another series, where there is one.
+  auto entry = [&](const char* name, const auto& r) {
     out += name;
     if (r) {
-      number(r->loss);
+      number(value_of(*r));
       out += std::to_string(r->step) + " " + std::to_string(r->line) + (r->step_reported ? " s" : "");
     }
     out += "\n";
   };
-  auto reading = [&](const char* name, const std::optional<Reading>& r) {
-    out += name;
-    if (r) {
-      number(r->value);
-      out += std::to_string(r->step) + " " + std::to_string(r->line) + (r->step_reported ? " s" : "");
-    }
-    out += "\n";
-  };
+  auto loss = [&](const char* name, const std::optional<LossReading>& r) { entry(name, r); };
+  auto reading = [&](const char* name, const std::optional<Reading>& r) { entry(name, r); };
   out += "readings " + std::to_string(t.readings) + " shape " + std::string(to_string(t.shape)) + " max_step " +
          (t.max_step ? std::to_string(*t.max_step) : "-") + "\n";
   loss("first ", t.first);
