@@ -451,6 +451,12 @@ std::uint64_t LineScanner::scan_lines(std::string_view piece) {
       } else {
         known_in_run_ = 0;
         fresh_.push_back({at(p), size + 1, number, key, true, true, false});
+        if (fresh_.size() >= kFreshRun) {
+          ++number;
+          p = nl + 1;
+          scan_fresh();
+          continue;
+        }
       }
     } else {
       known_in_run_ = 0;
@@ -494,6 +500,7 @@ const char* LineScanner::skip_stretch(const char* p, const char* end, std::uint6
 template <class Found>
 void LineScanner::replay(const Found& found, const char* line, std::uint64_t number) {
   const std::uint64_t offset = piece_start_ + static_cast<std::uint64_t>(line - piece_.data());
+  ++replayed_;
   for (std::size_t k = 0; k < found.count; ++k)
     emit(found.reports[k].pattern, number, offset, std::string_view(line, found.size), found.reports[k].end - 1, false,
          found.id);

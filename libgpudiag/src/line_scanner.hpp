@@ -52,6 +52,8 @@ class LineScanner {
 
   std::uint64_t bytes() const { return piece_start_; }
   std::uint64_t lines() const;
+  // The lines handed the hits of their known layout without a scan.
+  std::uint64_t replayed() const { return replayed_; }
 
   // The scratch space of one scan: the stream's and the confirming scans'.
   struct Scratch {
@@ -124,11 +126,18 @@ class LineScanner {
   // lookups after a window that skipped few.
   static constexpr std::size_t kWindow = 64, kMinBypass = 64 << 10, kMaxBypass = 4 << 20;
   std::size_t looked_ = 0, skipped_ = 0, bypass_ = 0, poor_windows_ = 0;
+  std::uint64_t replayed_ = 0;
   std::uint32_t last_layout_ = 0;  // the layout cache's entry (+ 1) of the line before, if known
   // Known lines since the last fresh one, gathered into the fresh run: a
   // few are scanned with it rather than the stream reset after them.
   static constexpr std::size_t kKnownInRun = 3;
   std::size_t known_in_run_ = 0;
+  // New lines are scanned, and their layouts kept, this many at a time at
+  // most: a run that lasted until the piece's end learned no layout for the
+  // whole first piece of a log (a megabyte), so none of its lines, of a
+  // handful of layouts, could be skipped, and its windows of lookups, all
+  // poor, had the next stretches scanned without lookups.
+  static constexpr std::size_t kFreshRun = 32;
   std::string fresh_layout_;         // the layout of a fresh line being kept
   std::vector<LayoutReport> line_reports_;  // a fresh line's, as the cache keeps them
 

@@ -388,6 +388,40 @@ TEST(Layouts, ManyLayoutsMoreThanTheCacheHolds) {
   EXPECT_GT(found.size(), 20000u);
 }
 
+// A log's first piece learns its layouts as it goes: a run of new lines is
+// scanned, its layouts kept, a few dozen lines at a time, so the lines of a
+// handful of layouts after them are handed their hits without a scan (a run
+// that went on to the piece's end had the whole first megabyte scanned).
+TEST(Layouts, TheFirstPieceOfALogLearnsItsLayoutsAsItGoes) {
+  const auto rules = RuleSet::builtin(CacheOptions{false, {}});
+  std::string log;
+  for (int i = 0; i < 5000; ++i) {
+    const std::string n = std::to_string(1000 + i);
+    switch (i % 4) {
+      case 0: log += "{'loss': 2." + n + ", 'learning_rate': 1e-05, 'epoch': 0." + n.substr(2) + "}\n"; break;
+      case 1: log += "host:1" + n + ":2" + n + " [3] NCCL INFO Channel 0" + n.substr(3) + "/0 : 3[3] -> 4[4] via P2P/IPC\n"; break;
+      case 2: log += " iteration " + n + "/ 50000 | lm loss: 2." + n + "E+00 | grad norm: 0." + n + " |\n"; break;
+      default: log += "UserWarning: checkpoint.py:" + n + ": use_reentrant should be passed explicitly\n";
+    }
+  }
+  ASSERT_LT(log.size(), std::size_t{1} << 20);  // one piece
+  // On a thread of its own: no layout known before.
+  std::uint64_t replayed = 0;
+  std::vector<Hit> found;
+  std::thread([&] {
+    Recorder r;
+    detail::LineScanner s(rules->impl(), r, 200, true);
+    s.scan(log);
+    s.finish();
+    replayed = s.replayed();
+    found = std::move(r.hits);
+  }).join();
+  std::sort(found.begin(), found.end());
+  EXPECT_EQ(found, scan(*rules, log, 1 << 20, false));
+  EXPECT_GT(found.size(), 2000u);
+  EXPECT_GT(replayed, 4500u);
+}
+
 TEST(Layouts, AMatchNeverCrossesALine) {
   TempDir dir;
   write_file(dir.path() / "r.json", R"({"rules": [
