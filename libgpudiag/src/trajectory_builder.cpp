@@ -269,6 +269,19 @@ struct Source {
   Derive how = Derive::absent;
 };
 
+// A number's place among the numbers of one form, from its text alone: the
+// digits of a fixed-point mantissa stand at the same places in each, the
+// point too, so its bytes compare as its values do; where an exponent
+// follows a mantissa that starts with a digit other than 0 (as printf's %e
+// writes it), the exponent decides first (its sign is the layout's: a
+// negative one's digits are complemented). Negative numbers compare by
+// magnitude: a skim asks only whether a number lies within two others.
+struct NumberKey {
+  std::uint64_t exponent = 0;       // its digits' bytes, big-endian
+  std::uint64_t high = 0, low = 0;  // the mantissa's bytes, big-endian, in the words it lies in
+  auto operator<=>(const NumberKey&) const = default;
+};
+
 struct Plan {
   bool ready = false;
   std::size_t n = 0;
@@ -282,12 +295,15 @@ struct Plan {
   // (`tracked`), the reads whose answers to the parse's questions may
   // differ from segment to segment (`asked`), and the series beside the
   // loss that its readings feed (bit i: kBeside[i]).
+  // Where a tracked number's key (NumberKey) lies, fixed by the layout as
+  // its length is: its mantissa's bytes within the sixteen from `window`,
+  // its exponent's digits ending at `exponent_end`.
   struct Keyed {
     std::uint8_t read = 0;
-    std::uint8_t mantissa = 0, exponent = 0;  // their lengths (see NumberForm)
-    bool exponent_negative = false;
-    std::uint32_t start = 0, exponent_end = 0;
-    std::uint64_t high_mask = 0, low_mask = 0;  // the mantissa's bytes in the key's two words
+    bool exponent = false;  // an exponent follows the mantissa
+    std::uint32_t start = 0, window = 0, exponent_end = 0;
+    std::uint64_t high_mask = 0, low_mask = 0;  // the mantissa's bytes in the window's two words
+    std::uint64_t exponent_mask = 0, flip = 0;  // the exponent's digits in the word that ends with them
   };
   std::uint64_t id = 0;
   bool skimmable = false;
@@ -961,18 +977,6 @@ bool read_plain(std::string_view s, const Taped& t, double& v) {
   return true;
 }
 
-// A number's place among the numbers of one form, from its text alone: the
-// digits of a fixed-point mantissa stand at the same places in each, the
-// point too, so its bytes compare as its values do; where an exponent
-// follows a mantissa that starts with a digit other than 0 (as printf's %e
-// writes it), the exponent decides first. Negative numbers compare by
-// magnitude: a skim asks only whether a number lies within two others.
-struct NumberKey {
-  std::int32_t exponent = 0;
-  std::uint64_t high = 0, low = 0;  // the mantissa's bytes, big-endian, zero past its end
-  auto operator<=>(const NumberKey&) const = default;
-};
-
 std::uint64_t big_endian(const char* p) {
   std::uint64_t v;
   std::memcpy(&v, p, sizeof v);
@@ -983,19 +987,10 @@ std::uint64_t big_endian(const char* p) {
 // starts with 0 (a zero, or not scaled as %e scales it), whose exponent says
 // nothing of its size.
 inline bool key_of(std::string_view s, const Plan::Keyed& t, NumberKey& k) {
-  const char* p = s.data() + t.start;
-  if (t.exponent && *p == '0') return false;
-  char padded[16] = {};
-  if (t.start + sizeof padded > s.size()) {  // not 16 bytes of the segment to load
-    std::memcpy(padded, p, t.mantissa);
-    p = padded;
-  }
-  k.high = big_endian(p) & t.high_mask;
-  k.low = big_endian(p + 8) & t.low_mask;
-  k.exponent = 0;
-  for (std::size_t i = t.exponent_end - t.exponent; i < t.exponent_end; ++i)
-    k.exponent = k.exponent * 10 + (s[i] - '0');
-  if (t.exponent_negative) k.exponent = -k.exponent;
+  if (t.exponent && s[t.start] == '0') return false;
+  k.high = big_endian(s.data() + t.window) & t.high_mask;
+  k.low = big_endian(s.data() + t.window + 8) & t.low_mask;
+  k.exponent = t.exponent ? (big_endian(s.data() + t.exponent_end - 8) & t.exponent_mask) ^ t.flip : 0;
   return true;
 }
 
@@ -1008,24 +1003,33 @@ double derive(Derive how, double v) {
   }
 }
 
-// How a number's key is cut out of its text, where its text orders it
-// among the numbers of its form (NumberKey): a mantissa of 16 characters at
-// most, with a digit before the point where an exponent follows.
-std::optional<Plan::Keyed> keyed(const Taped& t, std::uint8_t read) {
+// How a number's key is cut out of the text of a segment of `size` bytes,
+// where its text orders it among the numbers of its form (NumberKey): a
+// digit before the point where an exponent follows; a mantissa within 16
+// bytes of the segment (16 at least), an exponent ending 8 bytes into it or
+// later.
+std::optional<Plan::Keyed> keyed(const Taped& t, std::uint8_t read, std::size_t size) {
   const NumberForm& f = t.form;
-  if (!f.plain || t.kind == Read::whole || f.mantissa > 16 || (f.exponent != 0 && f.point == 0)) return std::nullopt;
-  auto first_bytes = [](std::size_t n) {  // a mask of the first n bytes of a big-endian word
-    return n == 0 ? 0 : n >= 8 ? ~std::uint64_t{0} : ~(~std::uint64_t{0} >> (8 * n));
+  if (!f.plain || t.kind == Read::whole || (f.exponent != 0 && f.point == 0)) return std::nullopt;
+  const std::size_t exponent_end = t.kind == Read::before ? t.pos : t.end;
+  if (size < 16 || f.mantissa > 16 || (f.exponent && exponent_end < 8)) return std::nullopt;
+  // A mask of the bytes from `from` to `to` of a big-endian word.
+  auto bytes = [](std::size_t from, std::size_t to) {
+    std::uint64_t m = 0;
+    for (std::size_t i = from; i < to && i < 8; ++i) m |= std::uint64_t{0xFF} << (56 - 8 * i);
+    return m;
   };
   Plan::Keyed k;
   k.read = read;
-  k.mantissa = f.mantissa;
-  k.exponent = f.exponent;
-  k.exponent_negative = f.exponent_negative;
+  k.exponent = f.exponent != 0;
   k.start = f.start;
-  k.exponent_end = t.kind == Read::before ? t.pos : t.end;
-  k.high_mask = first_bytes(f.mantissa);
-  k.low_mask = first_bytes(f.mantissa > 8 ? f.mantissa - 8 : 0);
+  k.window = static_cast<std::uint32_t>(std::min<std::size_t>(f.start, size - 16));
+  const std::size_t at = f.start - k.window;  // the mantissa's first byte in the window
+  k.high_mask = bytes(at, at + f.mantissa);
+  k.low_mask = bytes(at > 8 ? at - 8 : 0, at + f.mantissa > 8 ? at + f.mantissa - 8 : 0);
+  k.exponent_end = static_cast<std::uint32_t>(exponent_end);
+  k.exponent_mask = bytes(8 - f.exponent, 8);
+  k.flip = f.exponent_negative ? k.exponent_mask : 0;
   return k;
 }
 
@@ -1053,7 +1057,7 @@ std::atomic<std::uint64_t> plans_made{0};
 // Sets what a skim of the plan needs. A segment may be counted unread where
 // every number is plain (its place fixed by the layout), no bar is read
 // (its epoch and count move on each redraw) and the loss is.
-void plan_skims(Plan& plan) {
+void plan_skims(Plan& plan, std::size_t size) {
   plan.id = ++plans_made;
   plan.skimmable = plan.loss.how != Derive::absent && plan.bar_position.how == Derive::absent &&
                    plan.bar_total.how == Derive::absent;
@@ -1070,7 +1074,7 @@ void plan_skims(Plan& plan) {
     const auto end = plan.tracked.begin() + plan.tracked_n;
     if (std::find_if(plan.tracked.begin(), end, [&](const Plan::Keyed& k) { return k.read == from->read; }) != end)
       continue;
-    const auto k = keyed(plan.reads[from->read], from->read);
+    const auto k = keyed(plan.reads[from->read], from->read, size);
     if (!k) {
       plan.skimmable = false;
       return;
@@ -1144,7 +1148,7 @@ Plan make_plan(const Tape& t, const ProgressReading& r, std::string_view segment
   match_whole(r.bar_position, plan.bar_position);
   match_whole(r.bar_total, plan.bar_total);
   plan.ready = ok;
-  if (ok) plan_skims(plan);
+  if (ok) plan_skims(plan, segment.size());
   return plan;
 }
 
