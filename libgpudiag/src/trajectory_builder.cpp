@@ -279,7 +279,13 @@ struct Source {
 struct NumberKey {
   std::uint64_t exponent = 0;       // its digits' bytes, big-endian
   std::uint64_t high = 0, low = 0;  // the mantissa's bytes, big-endian, in the words it lies in
-  auto operator<=>(const NumberKey&) const = default;
+  // The mantissa's words compared as one number (a compare and a borrow),
+  // not in turn.
+  friend bool operator<(const NumberKey& a, const NumberKey& b) {
+    __extension__ using Wide = unsigned __int128;
+    if (a.exponent != b.exponent) return a.exponent < b.exponent;
+    return (Wide{a.high} << 64 | a.low) < (Wide{b.high} << 64 | b.low);
+  }
 };
 
 struct Plan {
@@ -1512,6 +1518,11 @@ struct TrajectoryBuilder::Skims {
     bool pending = false;
     std::string_view segment;
     std::uint64_t tag = 0, line = 0;
+    // The segment counted unread whose step was the highest, read for the
+    // largest step when the piece ends (often the last one).
+    bool step_pending = false;
+    std::string_view step_segment;
+    std::uint64_t step_tag = 0;
     std::uint64_t loss_ordinal = 0;
     std::array<std::uint64_t, kFeeds_n> ordinals{};  // each series' count with that segment's reading
   };
@@ -1538,24 +1549,25 @@ struct TrajectoryBuilder::Skims {
     }
     for (std::size_t i = 0; i < plan.asked_n; ++i)
       if (!answers_alike(s, plan.reads[plan.asked[i]])) return false;
-    // A step past the highest its layout gave is read: the largest step.
+    // A step past the highest its layout gave is the largest step so far:
+    // its segment is read when the piece ends.
     NumberKey step;
     bool step_rose = false;
     for (std::size_t i = 0; i < plan.tracked_n; ++i) {
       NumberKey k;
       if (!key_of(s, plan.tracked[i], k)) return false;
       if (i == plan.step_only) {
-        step_rose = k > slot.highest[i];
+        step_rose = slot.highest[i] < k;
         step = k;
-      } else if (k < slot.lowest[i] || k > slot.highest[i]) {
+      } else if (k < slot.lowest[i] || slot.highest[i] < k) {
         return false;
       }
     }
     if (step_rose) {
-      double v = 0;
-      if (!read_plain(s, plan.reads[plan.step.read], v)) return false;
-      b.t_.max_step = std::max(b.t_.max_step.value_or(0), static_cast<std::uint64_t>(derive(plan.step.how, v)));
       slot.highest[plan.step_only] = step;
+      slot.step_pending = true;
+      slot.step_segment = s;
+      slot.step_tag = tag;
     }
     // Its loss is finite (a plain number) and so is its gradient norm.
     slot.loss_ordinal = ++b.t_.readings;
@@ -1601,11 +1613,19 @@ struct TrajectoryBuilder::Skims {
   }
 
   // Reads the slot's last segment counted unread: its readings are the last
-  // of each series where none came after them.
+  // of each series where none came after them; and the segment of its
+  // highest step, for the largest step.
   static void settle(TrajectoryBuilder& b, Slot& slot) {
+    auto note_step = [&](const ProgressReading& r) {
+      if (r.step) b.t_.max_step = std::max(b.t_.max_step.value_or(0), static_cast<std::uint64_t>(*r.step));
+    };
+    const bool step_with_last = slot.step_pending && slot.pending && slot.step_segment.data() == slot.segment.data();
+    if (slot.step_pending && !step_with_last) note_step(parse_progress(slot.step_segment, slot.step_tag));
+    slot.step_pending = false;
     if (!slot.pending) return;
     slot.pending = false;
     const ProgressReading r = parse_progress(slot.segment, slot.tag);
+    if (step_with_last) note_step(r);
     if (!r.loss) return;  // a segment read alike each time: not reached
     const bool reported = r.step.has_value();
     const std::uint64_t step = step_of(r, slot.loss_ordinal);

@@ -1094,6 +1094,31 @@ TEST(Trajectory, SegmentsCountedUnreadLeaveEverySeriesAsReadingThemWould) {
   }
 }
 
+// A run that restarts its steps (a k-fold loop, a second model) within one
+// piece: the largest step stood on a segment counted unread, before the
+// restart, and is still the largest the builder reports.
+TEST(Trajectory, TheLargestStepOfASegmentCountedUnreadIsKeptPastARestart) {
+  auto rules = RuleSet::builtin(CacheOptions{false, {}});
+  for (const bool layouts : {false, true}) {
+    detail::TrajectoryBuilder skimming(rules->impl(), 64), reading(rules->impl(), 64, false);
+    Pieces a(skimming, 1 << 20), b(reading, 1 << 20);
+    std::uint64_t line = 0;
+    for (const int steps : {3001, 1000}) {
+      for (int step = 1; step <= steps; ++step) {
+        const std::string text = printed("step %5d loss %.6f", step, 2.0 + 0.5 * ((step * 7919) % 1000) / 1000);
+        ++line;
+        a.add(text, line, layouts ? layout_of(text) : 0);
+        b.add(text, line, layouts ? layout_of(text) : 0);
+      }
+    }
+    a.end_piece();
+    b.end_piece();
+    ASSERT_GT(skimming.skimmed(), 3000u);
+    EXPECT_EQ(describe(skimming), describe(reading));
+    EXPECT_NE(describe(skimming).find("max_step 3001\n"), std::string::npos);
+  }
+}
+
 // Keras prints an epoch's header on a line of its own as the epoch begins
 // ("Epoch 40/40"), then the epoch's bar: the run reached its end where the
 // last epoch's bar after its header reached its count.
