@@ -220,6 +220,7 @@ class LayoutCache {
     std::uint64_t id = 0;     // LineHit::layout
     std::uint32_t index = 0;  // the entry's, + 1
     std::size_t size = 0;     // the line's, without its newline
+    std::uint32_t sole_rule = 0;  // see insert()
   };
 
   void use(std::uint64_t rule_set) {
@@ -264,7 +265,7 @@ class LayoutCache {
   void note_found(std::uint32_t index) {
     std::size_t i = 0;
     while (i + 1 < kRecent && recent_[i] != index && recent_[i] != 0) ++i;
-    std::memmove(recent_.data() + 1, recent_.data(), i * sizeof recent_[0]);
+    for (; i > 0; --i) recent_[i] = recent_[i - 1];  // a few words: a call to memmove cost more
     recent_[0] = index;
   }
 
@@ -273,14 +274,17 @@ class LayoutCache {
     if (after != 0 && after <= entries_.size()) entries_[after - 1].next = index;
   }
 
-  // Keeps a layout's reports; its id.
-  std::uint64_t insert(std::uint64_t key, const std::string& layout, const Report* reports, std::size_t count) {
+  // Keeps a layout's reports, and `sole_rule`: the rule (+ 1) whose hit
+  // they all are, where none is confirmed on the line (0 otherwise); its id.
+  std::uint64_t insert(std::uint64_t key, const std::string& layout, const Report* reports, std::size_t count,
+                       std::uint32_t sole_rule) {
     if (entries_.size() >= kMaxEntries || bytes_.size() + layout.size() > kMaxBytes ||
         reports_.size() + count > kMaxReports)
       clear();
     if (slots_.empty()) slots_.assign((kBucketMask + 1) * kWays, 0);
     entries_.push_back(Entry{key, static_cast<std::uint32_t>(bytes_.size()), static_cast<std::uint32_t>(layout.size()),
-                             static_cast<std::uint32_t>(reports_.size()), static_cast<std::uint32_t>(count), 0});
+                             static_cast<std::uint32_t>(reports_.size()), static_cast<std::uint32_t>(count), 0,
+                             sole_rule});
     bytes_.append(layout);
     reports_.insert(reports_.end(), reports, reports + count);
     std::uint32_t* bucket = slots_.data() + (key & kBucketMask) * kWays;
@@ -300,6 +304,7 @@ class LayoutCache {
     std::uint64_t key;
     std::uint32_t bytes, size, reports, count;
     std::uint32_t next;  // the entry (+ 1) of the layout that followed it last
+    std::uint32_t sole_rule;
   };
   // Whether the line at `line` is of the layout `index` (+ 1).
   bool holds(std::uint32_t index, const char* line, const char* end) const {
@@ -309,7 +314,7 @@ class LayoutCache {
   }
   Found found(std::uint32_t index) const {
     const Entry& e = entries_[index - 1];
-    return {reports_.data() + e.reports, e.count, true, id(index - 1), index, e.size};
+    return {reports_.data() + e.reports, e.count, true, id(index - 1), index, e.size, e.sole_rule};
   }
   void clear() {
     std::fill(slots_.begin(), slots_.end(), 0);
@@ -501,6 +506,18 @@ template <class Found>
 void LineScanner::replay(const Found& found, const char* line, std::uint64_t number) {
   const std::uint64_t offset = piece_start_ + static_cast<std::uint64_t>(line - piece_.data());
   ++replayed_;
+  if (found.sole_rule != 0) {
+    // One hit, as emit() makes it of the first report (the others, of the
+    // same rule on the same line, add none), where the line is quoted whole.
+    const unsigned rule = found.sole_rule - 1;
+    const std::string_view text = strip_cr(std::string_view(line, found.size));
+    if (text.size() <= text_cap_) {
+      if (last_line_[rule] == number) return;
+      last_line_[rule] = number;
+      sink_.on_hit(LineHit{rule, number, offset, text, false, text, found.id});
+      return;
+    }
+  }
   for (std::size_t k = 0; k < found.count; ++k)
     emit(found.reports[k].pattern, number, offset, std::string_view(line, found.size), found.reports[k].end - 1, false,
          found.id);
@@ -553,13 +570,24 @@ void LineScanner::scan_fresh() {
     std::uint64_t id = line.known;
     if (line.cached) {
       layout_of(text, size, fresh_layout_);
-      id = layout_cache.insert(line.layout, fresh_layout_, line_reports_.data(), line_reports_.size());
+      id = layout_cache.insert(line.layout, fresh_layout_, line_reports_.data(), line_reports_.size(),
+                               sole_rule(line_reports_));
     }
     for (const LayoutReport& r : line_reports_)
       emit(r.pattern, line.number, line_start, std::string_view(text, size), r.end - 1, false, id);
   }
   fresh_.clear();
   known_in_run_ = 0;
+}
+
+std::uint32_t LineScanner::sole_rule(const std::vector<LayoutReport>& reports) const {
+  if (reports.empty()) return 0;
+  const unsigned rule = rules_.pattern_rule[reports.front().pattern];
+  for (const LayoutReport& r : reports)
+    if (rules_.pattern_rule[r.pattern] != rule ||
+        (rules_.confirm[r.pattern] != kConfirmNone && rules_.confirm[r.pattern] != kConfirmWordEnd))
+      return 0;
+  return rule + 1;
 }
 
 void LineScanner::remember_tail(std::uint64_t piece_newlines) {

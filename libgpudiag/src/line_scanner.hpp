@@ -85,6 +85,9 @@ class LineScanner {
   // form's match: a skeleton's (a prefilter's) may end elsewhere.
   bool confirmed_on(unsigned pattern, std::string_view line, std::size_t* end = nullptr);
   void remember_tail(std::uint64_t piece_newlines);
+  // The rule (+ 1) whose hit a layout's reports all are, where none is
+  // confirmed on the line; 0 otherwise.
+  std::uint32_t sole_rule(const std::vector<LayoutReport>& reports) const;
   // Sends a hit of `pattern` on the whole line `text` (no line ending) on, if
   // its rule has none there yet and it is confirmed; `at`: the match's last
   // byte in `text`; `layout`: LineHit::layout.
