@@ -246,27 +246,36 @@ class LayoutCache {
 
   // The layout of the line at `line` (before `end`) among those it likely
   // has: the one that followed the layout `after` (an entry's index + 1) last
-  // time, then the few found lately. Logs repeat sequences of layouts (one
-  // rank's lines, then the next's) and mixes of a few kinds; a guess costs a
-  // byte (the line must end where the layout does) and rarely more, where a
-  // lookup also finds the newline and hashes.
+  // time, then those found lately that begin as it does (its first sixteen
+  // bytes, digits read as 0). Logs repeat sequences of layouts (one rank's
+  // lines, then the next's) and mixes of a few kinds; a guess costs a byte
+  // (the line must end where the layout does) and rarely more, where a
+  // lookup also finds the newline and hashes it. (A line's first bytes had
+  // it compared with the eight layouts found last, in turn: in a mix of
+  // kinds, several each line.)
   Found predict(std::uint32_t after, const char* line, const char* end) {
     const std::uint32_t next = after != 0 && after <= entries_.size() ? entries_[after - 1].next : 0;
     if (next != 0 && holds(next, line, end)) return found(next);
-    for (std::size_t i = 0; i < kRecent && recent_[i] != 0; ++i)
-      if (const std::uint32_t index = recent_[i]; index != next && holds(index, line, end)) {
-        note_found(index);
+    if (end - line < 16 || prefixes_.empty()) return {};
+    std::uint32_t* bucket = prefixes_.data() + prefix_bucket(line) * kPrefixWays;
+    for (std::size_t way = 0; way < kPrefixWays && bucket[way] != 0; ++way)
+      if (const std::uint32_t index = bucket[way]; index != next && holds(index, line, end)) {
+        first_in(bucket, way);
         return found(index);
       }
     return {};
   }
 
-  // Keeps a layout (an entry's index + 1) first among those found lately.
+  // Keeps a layout (an entry's index + 1), found by a lookup, first among
+  // those that begin as it does.
   void note_found(std::uint32_t index) {
-    std::size_t i = 0;
-    while (i + 1 < kRecent && recent_[i] != index && recent_[i] != 0) ++i;
-    for (; i > 0; --i) recent_[i] = recent_[i - 1];  // a few words: a call to memmove cost more
-    recent_[0] = index;
+    const Entry& e = entries_[index - 1];
+    if (e.size < 16) return;
+    std::uint32_t* bucket = prefixes_.data() + prefix_bucket(bytes_.data() + e.bytes) * kPrefixWays;
+    std::size_t way = 0;
+    while (way + 1 < kPrefixWays && bucket[way] != index && bucket[way] != 0) ++way;
+    bucket[way] = index;
+    first_in(bucket, way);
   }
 
   // Notes that the layout `index` followed `after` (indexes + 1).
@@ -281,7 +290,10 @@ class LayoutCache {
     if (entries_.size() >= kMaxEntries || bytes_.size() + layout.size() > kMaxBytes ||
         reports_.size() + count > kMaxReports)
       clear();
-    if (slots_.empty()) slots_.assign((kBucketMask + 1) * kWays, 0);
+    if (slots_.empty()) {
+      slots_.assign((kBucketMask + 1) * kWays, 0);
+      prefixes_.assign((kPrefixMask + 1) * kPrefixWays, 0);
+    }
     entries_.push_back(Entry{key, static_cast<std::uint32_t>(bytes_.size()), static_cast<std::uint32_t>(layout.size()),
                              static_cast<std::uint32_t>(reports_.size()), static_cast<std::uint32_t>(count), 0,
                              sole_rule});
@@ -290,6 +302,7 @@ class LayoutCache {
     std::uint32_t* bucket = slots_.data() + (key & kBucketMask) * kWays;
     std::memmove(bucket + 1, bucket, (kWays - 1) * sizeof *bucket);
     bucket[0] = static_cast<std::uint32_t>(entries_.size());
+    note_found(static_cast<std::uint32_t>(entries_.size()));
     return id(entries_.size() - 1);
   }
 
@@ -299,7 +312,8 @@ class LayoutCache {
   static constexpr std::size_t kMaxEntries = 16384;
   static constexpr std::size_t kMaxBytes = 4u << 20;
   static constexpr std::size_t kMaxReports = 1u << 18;
-  static constexpr std::size_t kRecent = 8;
+  static constexpr std::uint64_t kPrefixMask = 1023;
+  static constexpr std::size_t kPrefixWays = 4;
   struct Entry {
     std::uint64_t key;
     std::uint32_t bytes, size, reports, count;
@@ -316,12 +330,32 @@ class LayoutCache {
     const Entry& e = entries_[index - 1];
     return {reports_.data() + e.reports, e.count, true, id(index - 1), index, e.size, e.sole_rule};
   }
+  // The bucket of layouts that begin as the bytes at `at` do (sixteen of
+  // them, in memory; a layout's are its digits read as 0 already).
+  static std::uint64_t prefix_bucket(const char* at) {
+    std::uint64_t w[2];
+#if defined(__SSE2__)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(w), layout_block(at));
+#else
+    char head[16];
+    for (std::size_t i = 0; i < sizeof head; ++i) head[i] = is_digit(at[i]) ? '0' : at[i];
+    std::memcpy(w, head, sizeof w);
+#endif
+    const std::uint64_t h = (w[0] * 0x9E3779B97F4A7C15ull) ^ (w[1] * 0xBF58476D1CE4E5B9ull);
+    return (h >> 32) & kPrefixMask;
+  }
+  // Moves the layout at `way` of a bucket to its front.
+  static void first_in(std::uint32_t* bucket, std::size_t way) {
+    const std::uint32_t index = bucket[way];
+    for (; way > 0; --way) bucket[way] = bucket[way - 1];
+    bucket[0] = index;
+  }
   void clear() {
     std::fill(slots_.begin(), slots_.end(), 0);
+    std::fill(prefixes_.begin(), prefixes_.end(), 0);
     entries_.clear();
     bytes_.clear();
     reports_.clear();
-    recent_.fill(0);
     generation_ = next_generation();
   }
   static std::uint64_t next_generation() {
@@ -334,7 +368,7 @@ class LayoutCache {
   std::vector<Entry> entries_;
   std::string bytes_;
   std::vector<Report> reports_;
-  std::array<std::uint32_t, kRecent> recent_{};  // entries (+ 1) found lately, the latest first
+  std::vector<std::uint32_t> prefixes_;  // by prefix_bucket(): entries (+ 1), the one found last first
 };
 
 thread_local LayoutCache layout_cache;
