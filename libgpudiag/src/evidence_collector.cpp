@@ -8,16 +8,6 @@
 
 namespace gpudiag::detail {
 
-void record_hit(RuleEvidence& ev, const LineHit& hit, std::uint64_t event, bool copy_text) {
-  RecordedHit& slot = ev.count == 0 ? ev.first : ev.last;
-  slot.line = hit.line;
-  slot.event = event != 0 ? event : hit.line;
-  slot.offset = hit.offset;
-  if (copy_text) slot.text.assign(hit.text);  // validated once, when it becomes evidence
-  slot.truncated = hit.truncated;
-  ++ev.count;
-}
-
 bool EvidenceCollector::conditions_hold(unsigned rule, std::uint64_t line,
                                         const std::optional<PythonException>& exception) const {
   const Rule& r = rules_.rules[rule];
@@ -41,37 +31,39 @@ bool EvidenceCollector::conditions_hold(unsigned rule, std::uint64_t line,
   return true;
 }
 
-void EvidenceCollector::on_hit(const LineHit& hit) {
-  const Rule& rule = rules_.rules[hit.rule];
-  if (rules_.unless[hit.rule] && rules_.unless[hit.rule]->find(hit.text)) return;
-  std::optional<PythonException> exception;
-  if (rule.role == Role::cause) {
-    LineFields fields = read_line(hit.text);
-    if (tracebacks_) exception = tracebacks_->exception_at(hit.line, fields.rank);
-    if (!conditions_hold(hit.rule, hit.line, exception)) return;
-    // An exception Python reported as ignored is as its report's severity.
-    if (fields.severity == Severity::unknown && exception) fields.severity = exception->severity;
-    // The second line of a Python warning is still the warning, unless a
-    // traceback starts there.
-    if (fields.severity == Severity::unknown && tracebacks_ &&
-        tracebacks_->continues_warning(hit.line, fields.rank) &&
-        fields.message.substr(0, 9) != "Traceback")
-      fields.severity = Severity::warning;
-    if (fields.severity != Severity::unknown && fields.severity < rule.severity) {
-      record(logged_, hit, 0);
-      return;
-    }
-  }
-  record(per_rule_, hit, exception ? exception->start : 0);
-}
-
-void EvidenceCollector::record(EvidenceTable& table, const LineHit& hit, std::uint64_t event) {
+// Inline where on_hit() records: a rule that matches most lines (a progress
+// line's) is recorded here a line at a time.
+inline void EvidenceCollector::record(EvidenceTable& table, const LineHit& hit, std::uint64_t event) {
   RuleEvidence& ev = table.add(hit.rule);
-  const bool first = ev.count == 0;
-  record_hit(ev, hit, event, first);
-  if (first) return;
+  if (ev.count == 0) return record_hit(ev, hit, event, true);
+  record_hit(ev, hit, event, false);
   if (ev.unkept.data() == nullptr) unkept_.emplace_back(&table, hit.rule);
   ev.unkept = hit.text.data() ? hit.text : std::string_view("", 0);
+}
+
+void EvidenceCollector::on_hit(const LineHit& hit) {
+  if (rules_.unless[hit.rule] && rules_.unless[hit.rule]->find(hit.text)) return;
+  if (rules_.rules[hit.rule].role == Role::cause) return on_cause(hit);
+  record(per_rule_, hit, 0);
+}
+
+void EvidenceCollector::on_cause(const LineHit& hit) {
+  LineFields fields = read_line(hit.text);
+  std::optional<PythonException> exception;
+  if (tracebacks_) exception = tracebacks_->exception_at(hit.line, fields.rank);
+  if (!conditions_hold(hit.rule, hit.line, exception)) return;
+  // An exception Python reported as ignored is as its report's severity.
+  if (fields.severity == Severity::unknown && exception) fields.severity = exception->severity;
+  // The second line of a Python warning is still the warning, unless a
+  // traceback starts there.
+  if (fields.severity == Severity::unknown && tracebacks_ && tracebacks_->continues_warning(hit.line, fields.rank) &&
+      fields.message.substr(0, 9) != "Traceback")
+    fields.severity = Severity::warning;
+  if (fields.severity != Severity::unknown && fields.severity < rules_.rules[hit.rule].severity) {
+    record(logged_, hit, 0);
+    return;
+  }
+  record(per_rule_, hit, exception ? exception->start : 0);
 }
 
 void EvidenceCollector::keep_texts() {

@@ -58,7 +58,15 @@ class EvidenceTable {
 // Counts a hit and keeps it as the first or (so far) last one; `event`: where
 // its event began (0: at the line itself). Its text is left as it was
 // unless `copy_text`.
-void record_hit(RuleEvidence& ev, const LineHit& hit, std::uint64_t event = 0, bool copy_text = true);
+inline void record_hit(RuleEvidence& ev, const LineHit& hit, std::uint64_t event = 0, bool copy_text = true) {
+  RecordedHit& slot = ev.count == 0 ? ev.first : ev.last;
+  slot.line = hit.line;
+  slot.event = event != 0 ? event : hit.line;
+  slot.offset = hit.offset;
+  if (copy_text) slot.text.assign(hit.text);  // validated once, when it becomes evidence
+  slot.truncated = hit.truncated;
+  ++ev.count;
+}
 
 // Keeps each rule's hits; a cause rule's line below the rule's severity (an
 // INFO or WARNING line that names an error) is kept apart, as logged context.
@@ -85,6 +93,9 @@ class EvidenceCollector : public MatchSink {
  private:
   // Records a hit, leaving a last hit's text a view until keep_texts().
   void record(EvidenceTable& table, const LineHit& hit, std::uint64_t event);
+  // A cause rule's hit: recorded where its conditions hold, as logged
+  // context where its line's severity is below the rule's.
+  void on_cause(const LineHit& hit);
 
   bool conditions_hold(unsigned rule, std::uint64_t line,
                        const std::optional<PythonException>& exception) const;

@@ -346,20 +346,41 @@ class SitesCache {
     std::uint32_t generation = 0;  // counts the layouts the entry has held
   };
 
+  // Which entry each segment tag found last (a tag names one layout; the
+  // segments of a tqdm line, each with its own tag, share one): a direct-
+  // mapped table, as a tag kept in each entry held only the last of them,
+  // and the redraws of a bar were compared byte by byte at every segment.
+  struct TagSlot {
+    std::uint64_t tag = 0;
+    std::uint32_t entry = 0, generation = 0;
+  };
+
   // The entry of the segment's layout; a segment too long to keep gets one
   // of its own, used once. `tag`, where not 0, names the segment's layout
   // (the line's layout and the segment's place in it, which make it): a
   // segment whose tag found an entry before is not compared byte by byte.
   Entry& of(std::string_view s, std::uint64_t tag = 0) {
+    if (tag != 0) {  // inline: most of a run's segments are found so
+      const TagSlot& slot = tag_slot(tag);
+      if (slot.tag == tag) {
+        Entry& e = entries_[slot.entry];
+        if (e.generation == slot.generation && e.size == s.size()) return e;
+      }
+    }
+    return find(s, tag);
+  }
+
+ private:
+  TagSlot& tag_slot(std::uint64_t tag) { return tags_[(tag * 0x9E3779B97F4A7C15ull) >> (64 - kTagBits)]; }
+
+  // of() for a segment its tag does not find: compared with the layouts
+  // kept, else kept in place of the oldest.
+  __attribute__((noinline)) Entry& find(std::string_view s, std::uint64_t tag) {
     if (s.size() > kMaxForm) {
       uncached_.sites = KeywordSites(s);
       return uncached_;
     }
-    TagSlot& slot = tags_[(tag * 0x9E3779B97F4A7C15ull) >> (64 - kTagBits)];
-    if (tag != 0 && slot.tag == tag) {
-      Entry& e = entries_[slot.entry];
-      if (e.generation == slot.generation && e.size == s.size()) return e;
-    }
+    TagSlot& slot = tag_slot(tag);
     normalise(s);
     for (std::uint32_t i = 0; i < kEntries; ++i)
       if (Entry& e = entries_[i]; e.size == s.size() && std::memcmp(e.form.data(), form_.data(), s.size()) == 0) {
@@ -378,7 +399,6 @@ class SitesCache {
     return e;
   }
 
- private:
   // The segment with every digit written as '0', into form_.
   void normalise(std::string_view s) {
     std::size_t i = 0;
@@ -394,14 +414,6 @@ class SitesCache {
     for (; i < s.size(); ++i) form_[i] = is_digit(s[i]) ? '0' : s[i];
   }
   std::array<char, kMaxForm> form_;
-  // Which entry each segment tag found last (a tag names one layout; the
-  // segments of a tqdm line, each with its own tag, share one): a direct-
-  // mapped table, as a tag kept in each entry held only the last of them,
-  // and the redraws of a bar were compared byte by byte at every segment.
-  struct TagSlot {
-    std::uint64_t tag = 0;
-    std::uint32_t entry = 0, generation = 0;
-  };
   static constexpr unsigned kTagBits = 6;
   std::array<TagSlot, std::size_t{1} << kTagBits> tags_{};
   std::array<Entry, kEntries> entries_;
@@ -1667,51 +1679,54 @@ bool TrajectoryBuilder::take(const LineHit& hit) {
   return last_line_read_;
 }
 
-bool TrajectoryBuilder::read_tags(std::string_view text, std::uint64_t layout, std::optional<int>& rank,
-                                  std::string_view& body, bool& may_redraw) {
-  may_redraw = true;
-  // Every rank prints the same run; once one is followed, the others' lines
-  // are not read at all, which is most of a multi-rank log's progress lines:
-  // their launcher tag alone says so.
-  auto other_rank = [&](const std::optional<int>& launcher_rank) {
-    return rank_chosen_ && launcher_rank && launcher_rank != rank_;
-  };
-  auto digits = [&](bool has, std::uint32_t at, std::uint32_t size) -> std::optional<int> {
-    if (!has) return std::nullopt;
+// The other ranks' lines are not read at all once one is followed, which
+// is most of a multi-rank log's progress lines: their launcher tag alone
+// says so. A line of a layout read lately takes its fields from where that
+// layout has them (inline: most progress lines are so).
+inline bool TrajectoryBuilder::read_tags(std::string_view text, std::uint64_t layout, std::optional<int>& rank,
+                                         std::string_view& body, bool& may_redraw) {
+  if (layout == 0 || shape_of(layout).layout != layout) return read_tags_by_model(text, layout, rank, body, may_redraw);
+  const LineShape& shape = shape_of(layout);
+  auto digits = [&](std::uint32_t at, std::uint32_t size) {
     int value = 0;
     for (std::uint32_t i = at; i < at + size; ++i) value = value * 10 + (text[i] - '0');
     return value;  // at most six digits: an int
   };
-  const LineShape* shape = nullptr;
-  if (layout != 0 && shape_of(layout).layout == layout) shape = &shape_of(layout);
-  if (shape) {
-    if (other_rank(digits(shape->launcher_rank, shape->launcher_rank_at, shape->launcher_rank_size))) return false;
-    rank = digits(shape->tag_rank, shape->tag_rank_at, shape->tag_rank_size);
-    body = text.substr(shape->body_at, shape->body_size);
-    may_redraw = shape->redraws;
-  } else {
-    const LineFields launcher = read_line(text, Depth::launcher);
-    // A layout's shape is kept before the rank is checked: the next line of
-    // it may be the followed rank's.
-    if (layout == 0 && other_rank(launcher.rank)) return false;
-    const LineFields tag = read_line(text, launcher);
-    if (layout != 0) {
-      auto at = [&](std::string_view field) { return static_cast<std::uint32_t>(field.data() - text.data()); };
-      shape_of(layout) = LineShape{layout,
-                                       launcher.rank.has_value(),
-                                       tag.rank.has_value(),
-                                       launcher.rank ? at(launcher.rank_text) : 0,
-                                       static_cast<std::uint32_t>(launcher.rank_text.size()),
-                                       tag.rank ? at(tag.rank_text) : 0,
-                                       static_cast<std::uint32_t>(tag.rank_text.size()),
-                                       at(tag.body),
-                                       static_cast<std::uint32_t>(tag.body.size()),
-                                       tag.body.find('\r') != std::string_view::npos};
-      if (other_rank(launcher.rank)) return false;
-    }
-    rank = tag.rank;
-    body = tag.body;
+  if (rank_chosen_ && shape.launcher_rank && rank_ != digits(shape.launcher_rank_at, shape.launcher_rank_size))
+    return false;
+  rank = shape.tag_rank ? std::optional<int>(digits(shape.tag_rank_at, shape.tag_rank_size)) : std::nullopt;
+  body = text.substr(shape.body_at, shape.body_size);
+  may_redraw = shape.redraws;
+  return !(rank_chosen_ && rank != rank_);
+}
+
+bool TrajectoryBuilder::read_tags_by_model(std::string_view text, std::uint64_t layout, std::optional<int>& rank,
+                                           std::string_view& body, bool& may_redraw) {
+  may_redraw = true;
+  auto other_rank = [&](const std::optional<int>& launcher_rank) {
+    return rank_chosen_ && launcher_rank && launcher_rank != rank_;
+  };
+  const LineFields launcher = read_line(text, Depth::launcher);
+  // A layout's shape is kept before the rank is checked: the next line of
+  // it may be the followed rank's.
+  if (layout == 0 && other_rank(launcher.rank)) return false;
+  const LineFields tag = read_line(text, launcher);
+  if (layout != 0) {
+    auto at = [&](std::string_view field) { return static_cast<std::uint32_t>(field.data() - text.data()); };
+    shape_of(layout) = LineShape{layout,
+                                 launcher.rank.has_value(),
+                                 tag.rank.has_value(),
+                                 launcher.rank ? at(launcher.rank_text) : 0,
+                                 static_cast<std::uint32_t>(launcher.rank_text.size()),
+                                 tag.rank ? at(tag.rank_text) : 0,
+                                 static_cast<std::uint32_t>(tag.rank_text.size()),
+                                 at(tag.body),
+                                 static_cast<std::uint32_t>(tag.body.size()),
+                                 tag.body.find('\r') != std::string_view::npos};
+    if (other_rank(launcher.rank)) return false;
   }
+  rank = tag.rank;
+  body = tag.body;
   return !(rank_chosen_ && rank != rank_);
 }
 

@@ -158,6 +158,9 @@ class TrajectoryBuilder : public MatchSink {
   // for a line of a rank other than the one followed.
   bool read_tags(std::string_view text, std::uint64_t layout, std::optional<int>& rank, std::string_view& body,
                  bool& may_redraw);
+  // read_tags() through the line model, keeping the layout's shape.
+  bool read_tags_by_model(std::string_view text, std::uint64_t layout, std::optional<int>& rank,
+                          std::string_view& body, bool& may_redraw);
   void add(const ProgressReading& r, std::uint64_t line);
   void add_evaluation(const ProgressReading& r, std::uint64_t line);
   void add_bar(double epoch, std::uint64_t position, std::uint64_t total, std::uint64_t line);
