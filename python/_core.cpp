@@ -407,8 +407,9 @@ class FileRun {
     Slot s;
     s.done = true;
     try {
-      Diagnosis d = diagnose_file(
-          rules_, path, make_options(exit_code, DiagnoseOptions{}.chunk_size, text_cap_, scheduler, max_bytes_));
+      DiagnoseOptions o = make_options(exit_code, DiagnoseOptions{}.chunk_size, text_cap_, scheduler, max_bytes_);
+      o.read_ahead = threads_.size() < 2;  // more keep the CPUs busy with files of their own
+      Diagnosis d = diagnose_file(rules_, path, o);
       if (json_) s.text = to_json(d);
       s.diagnosis = std::move(d);
     } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <random>
@@ -7,6 +8,7 @@
 
 #include "counter_reader.hpp"
 #include "exit_status_reader.hpp"
+#include "file_reader.hpp"
 #include "launcher_report_reader.hpp"
 #include "rule_compiler.hpp"
 #include "traceback_reader.hpp"
@@ -249,6 +251,42 @@ TEST(Scanner, FileStdinAndMemoryAgree) {
     EXPECT_EQ(d->lines, 5000u);
     EXPECT_EQ(d->bytes, log.size());
   }
+}
+
+// A large file is read on a second thread, pieces ahead of the scan, where
+// the process may run on two CPUs: what it gives is what reading the file
+// in turn gives, whatever the piece size, and a size limit reached midway
+// stops the reading (the thread, blocked with its pieces full, is not
+// waited for in vain).
+TEST(Scanner, ALargeFileReadAheadGivesWhatReadingItInTurnGives) {
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0 || CPU_COUNT(&cpus) < 2)
+    GTEST_SKIP() << "one CPU: nothing is read ahead";
+  std::string log;
+  for (int i = 0; log.size() < (9u << 20); ++i) {
+    log += "{'loss': " + std::to_string(2.5 - i * 1e-6).substr(0, 6) + ", 'learning_rate': 2e-05, 'epoch': 0.01}\n";
+    if (i % 7 == 0) log += "gpu-node-00:1234:1300 [" + std::to_string(i % 8) + "] NCCL INFO Channel 00/0 : 0[0] -> 1[1]\n";
+    if (i % 50000 == 0) log += "UserWarning: torch.utils.checkpoint: the use_reentrant parameter should be passed\n";
+  }
+  log += "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n";
+  TempDir dir;
+  write_file(dir.path() / "run.log", log);
+  const auto rules = RuleSet::builtin(CacheOptions{false, {}});
+  for (const std::size_t chunk : {std::size_t{1} << 20, std::size_t{5000}})
+    for (const std::uint64_t limit : {std::uint64_t{0}, std::uint64_t{3} << 20}) {
+      DiagnoseOptions o;
+      o.chunk_size = chunk;
+      o.max_bytes = limit;
+      o.read_ahead = false;
+      const std::string in_turn = to_json(diagnose_file(rules, dir.path() / "run.log", o));
+      o.read_ahead = true;
+      const std::uint64_t before = detail::files_read_ahead();
+      const std::string ahead = to_json(diagnose_file(rules, dir.path() / "run.log", o));
+      EXPECT_EQ(detail::files_read_ahead(), before + 1);
+      EXPECT_EQ(ahead, in_turn) << "chunk " << chunk << ", limit " << limit;
+      EXPECT_NE(ahead.find(limit ? "stopped at the size limit" : "cuda_oom"), std::string::npos) << ahead.substr(0, 300);
+    }
 }
 
 TEST(Scanner, UnreadableInputsNameThePath) {

@@ -36,6 +36,11 @@ struct DiagnoseOptions {
   // file up to the size it had when opened, whatever is appended meanwhile.)
   std::uint64_t max_bytes = 0;
   static constexpr std::uint64_t kDeviceLimit = 1ull << 30;
+  // diagnose_file reads a regular file of 8 MiB or more on a second thread,
+  // a few pieces ahead of the scan, where the process may run on two CPUs
+  // or more: the kernel's copy of the file then overlaps the scan. A pool
+  // that keeps every CPU busy with files of its own turns it off.
+  bool read_ahead = true;
 };
 
 // An input that could not be read; what() names it and says why.
