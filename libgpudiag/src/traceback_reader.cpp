@@ -38,15 +38,29 @@ TracebackReader::Open& TracebackReader::extend(std::optional<int> rank, std::uin
   return o;
 }
 
+std::optional<int> TracebackReader::launcher_rank(const LineHit& hit) {
+  if (hit.layout == 0 || hit.truncated) return read_line(hit.text, Depth::launcher).rank;
+  RankPlace& place = rank_places_[(hit.layout * 0x9E3779B97F4A7C15ull) >> 58];
+  if (place.layout != hit.layout) {
+    const LineFields f = read_line(hit.text, Depth::launcher);
+    place = {hit.layout, f.rank.has_value(), f.rank ? static_cast<std::uint32_t>(f.rank_text.data() - hit.text.data()) : 0,
+             static_cast<std::uint32_t>(f.rank_text.size())};
+    return f.rank;
+  }
+  if (!place.has) return std::nullopt;
+  int rank = 0;
+  for (std::uint32_t i = place.at; i < place.at + place.size; ++i) rank = rank * 10 + (hit.text[i] - '0');
+  return rank;  // at most six digits: an int
+}
+
 void TracebackReader::on_hit(const LineHit& hit) {
   const Role role = rules_.rules[hit.rule].role;
-  if (role == Role::warning)
-    warning_line_[read_line(hit.text, Depth::launcher).rank.value_or(-1)] = hit.line;
+  if (role == Role::warning) warning_line_[launcher_rank(hit).value_or(-1)] = hit.line;
   if (role == Role::traceback_start) {
     // An ignored exception's report begins a traceback of its own, and its
     // own traceback header follows it at once; any later header, one that
     // continues that traceback's banner aside, is another exception's.
-    const std::optional<int> rank = read_line(hit.text, Depth::launcher).rank;
+    const std::optional<int> rank = launcher_rank(hit);
     const Severity severity = rules_.rules[hit.rule].severity;
     const auto open = by_rank_.find(rank.value_or(-1));
     const bool after_ignored = open != by_rank_.end() && open->second.severity != Severity::unknown &&
@@ -55,7 +69,7 @@ void TracebackReader::on_hit(const LineHit& hit) {
     if (severity < Severity::error) o.severity = severity;
   }
   if (role == Role::frame && !rules_.rules[hit.rule].phase.empty()) {
-    extend(read_line(hit.text, Depth::launcher).rank, hit.line).in_training_step = true;
+    extend(launcher_rank(hit), hit.line).in_training_step = true;
   } else if (role == Role::frame) {
     const LineFields f = read_line(hit.text);
     Open& o = extend(f.rank, hit.line);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -61,6 +62,16 @@ class TracebackReader : public MatchSink {
   // `fresh`: the line begins a traceback of its own, however close it
   // follows the last one.
   Open& extend(std::optional<int> rank, std::uint64_t line, bool fresh = false);
+  // The rank a launcher's tag gives the hit's line. Its place is kept per
+  // layout (the line model is blind to digits): a warning printed by every
+  // rank at every step is not read through the model each time.
+  std::optional<int> launcher_rank(const LineHit& hit);
+  struct RankPlace {
+    std::uint64_t layout = 0;
+    bool has = false;
+    std::uint32_t at = 0, size = 0;
+  };
+  std::array<RankPlace, 64> rank_places_{};
 
   const RuleSet::Impl& rules_;
   std::map<int, Open> by_rank_;  // -1: untagged lines

@@ -1544,9 +1544,11 @@ struct TrajectoryBuilder::Skims {
   std::array<Slot, kSlots> slots;
   bool on = true;
   std::uint64_t skimmed = 0;
+  // Each feed's series and stride in the builder that owns these (its
+  // members stay where they are: it is neither copied nor moved).
+  std::array<Series*, kFeeds_n> series{};
+  std::array<std::size_t*, kFeeds_n> strides{};
 
-
-  // Counts the segment unread where it may be (above): whether it was.
   // Counts the segment unread where it may be (above): whether it was.
   bool skim(TrajectoryBuilder& b, const SitesCache::Entry& e, std::string_view s, std::uint64_t tag,
             std::uint64_t line) {
@@ -1556,8 +1558,8 @@ struct TrajectoryBuilder::Skims {
     if (slot.plan != plan.id || slot.bounded != (1u << plan.tracked_n) - 1) return false;
     if (on_stride(b.t_.readings + 1, b.stride_)) return false;
     for (unsigned bits = plan.beside; bits; bits &= bits - 1) {
-      const Feed& f = kFeeds[std::countr_zero(bits)];
-      if (on_stride((b.t_.*f.series).readings + 1, b.*f.stride)) return false;
+      const int i = std::countr_zero(bits);
+      if (on_stride(series[i]->readings + 1, *strides[i])) return false;
     }
     for (std::size_t i = 0; i < plan.asked_n; ++i)
       if (!answers_alike(s, plan.reads[plan.asked[i]])) return false;
@@ -1588,7 +1590,7 @@ struct TrajectoryBuilder::Skims {
     b.last_grad_non_finite_ = false;
     for (unsigned bits = plan.beside; bits; bits &= bits - 1) {
       const int i = std::countr_zero(bits);
-      slot.ordinals[i] = ++(b.t_.*kFeeds[i].series).readings;
+      slot.ordinals[i] = ++series[i]->readings;
     }
     slot.pending = true;
     slot.segment = s;
@@ -1660,6 +1662,10 @@ struct TrajectoryBuilder::Skims {
 TrajectoryBuilder::TrajectoryBuilder(const RuleSet::Impl& rules, std::size_t capacity, bool skim)
     : rules_(rules), capacity_(std::max<std::size_t>(capacity, 16)), skims_(std::make_unique<Skims>()) {
   skims_->on = skim;
+  for (std::size_t i = 0; i < Skims::kFeeds_n; ++i) {
+    skims_->series[i] = &(t_.*Skims::kFeeds[i].series);
+    skims_->strides[i] = &(this->*Skims::kFeeds[i].stride);
+  }
 }
 
 std::uint64_t TrajectoryBuilder::skimmed() const { return skims_->skimmed; }
@@ -1742,6 +1748,11 @@ bool TrajectoryBuilder::add_line(std::string_view text, std::uint64_t line, std:
   for (std::uint64_t segment = 0; start <= text.size(); ++segment) {
     std::size_t cr = may_redraw ? text.find('\r', start) : std::string_view::npos;
     std::string_view seg = text.substr(start, cr == std::string_view::npos ? text.npos : cr - start);
+    if (seg.empty()) {  // before a bar's first carriage return: nothing to read
+      if (cr == std::string_view::npos) break;
+      start = cr + 1;
+      continue;
+    }
     // The line's layout and the segment's place make the segment's layout.
     const std::uint64_t tag = layout != 0 && segment < 64 ? layout * 64 + segment + 1 : 0;
     SitesCache::Entry& entry = sites_cache.of(seg, tag);

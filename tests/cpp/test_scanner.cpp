@@ -289,6 +289,32 @@ TEST(Scanner, ALargeFileReadAheadGivesWhatReadingItInTurnGives) {
     }
 }
 
+// The launcher's rank of a traceback's or warning's line is read where its
+// layout holds it, once the layout is known: two ranks' headers of one
+// layout (their digits differ) open a traceback each, on its own rank.
+TEST(Tracebacks, EachRanksHeaderOfOneLayoutOpensItsOwnTraceback) {
+  const auto rules = RuleSet::builtin(CacheOptions{false, {}});
+  unsigned start = 0;
+  while (start < rules->impl().rules.size() && rules->impl().rules[start].role != Role::traceback_start) ++start;
+  ASSERT_LT(start, rules->impl().rules.size());
+  for (const std::uint64_t layout : {std::uint64_t{0}, std::uint64_t{77}}) {
+    detail::TracebackReader reader(rules->impl());
+    auto header = [&](int rank, std::uint64_t line) {
+      const std::string text = "[rank" + std::to_string(rank) + "]: Traceback (most recent call last):";
+      reader.on_hit(detail::LineHit{start, line, line * 50, text, false, text, layout});
+    };
+    header(1, 10);
+    header(0, 20);
+    header(3, 30);
+    for (const auto& [rank, line] : {std::pair{0, 20u}, std::pair{1, 10u}, std::pair{3, 30u}}) {
+      const auto e = reader.exception_at(line + 1, rank);
+      ASSERT_TRUE(e) << "rank " << rank << ", layout " << layout;
+      EXPECT_EQ(e->start, line) << "rank " << rank << ", layout " << layout;
+    }
+    EXPECT_FALSE(reader.exception_at(21, 2));
+  }
+}
+
 TEST(Scanner, UnreadableInputsNameThePath) {
   TempDir dir;
   try {
