@@ -41,7 +41,7 @@ inline void EvidenceCollector::record(EvidenceTable& table, const LineHit& hit, 
   ev.unkept = hit.text.data() ? hit.text : std::string_view("", 0);
 }
 
-void EvidenceCollector::on_hit(const LineHit& hit) {
+void EvidenceCollector::on_any_hit(const LineHit& hit) {
   if (rules_.unless[hit.rule] && rules_.unless[hit.rule]->find(hit.text)) return;
   if (rules_.rules[hit.rule].role == Role::cause) return on_cause(hit);
   record(per_rule_, hit, 0);

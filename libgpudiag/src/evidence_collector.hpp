@@ -80,8 +80,23 @@ class EvidenceCollector : public MatchSink {
   explicit EvidenceCollector(const RuleSet::Impl& rules, const TracebackReader* tracebacks = nullptr,
                              const TrajectoryBuilder* trajectory = nullptr)
       : rules_(rules), tracebacks_(tracebacks), trajectory_(trajectory),
-        per_rule_(rules.rules.size()), logged_(rules.rules.size()) {}
-  void on_hit(const LineHit& hit) override;
+        per_rule_(rules.rules.size()), logged_(rules.rules.size()), plain_(rules.rules.size()) {
+    for (std::size_t i = 0; i < plain_.size(); ++i) plain_[i] = !rules.unless[i] && rules.rules[i].role != Role::cause;
+  }
+  // Inline for a later hit of a rule that is no cause and has no `unless`
+  // (a progress rule's, on most lines of a run): counted, its text left a
+  // view until keep_texts().
+  void on_hit(const LineHit& hit) override {
+    if (plain_[hit.rule]) {
+      RuleEvidence& ev = per_rule_.add(hit.rule);
+      if (ev.count != 0 && ev.unkept.data() != nullptr) {
+        record_hit(ev, hit, 0, false);
+        ev.unkept = hit.text.data() ? hit.text : std::string_view("", 0);
+        return;
+      }
+    }
+    on_any_hit(hit);
+  }
   // Copies the texts of the last hits, which until then are views of the
   // scanned piece: a rule that matches most lines (a progress line's) has
   // only its last line of each piece copied. Call it before the bytes that
@@ -96,6 +111,7 @@ class EvidenceCollector : public MatchSink {
   // A cause rule's hit: recorded where its conditions hold, as logged
   // context where its line's severity is below the rule's.
   void on_cause(const LineHit& hit);
+  void on_any_hit(const LineHit& hit);  // on_hit() but for its inline part
 
   bool conditions_hold(unsigned rule, std::uint64_t line,
                        const std::optional<PythonException>& exception) const;
@@ -106,6 +122,7 @@ class EvidenceCollector : public MatchSink {
   EvidenceTable per_rule_;
   EvidenceTable logged_;
   std::vector<std::pair<EvidenceTable*, unsigned>> unkept_;  // rules with a text to copy
+  std::vector<char> plain_;  // per rule: no cause, no `unless`
 };
 
 // The public Evidence for one recorded hit, with the rule's values extracted.

@@ -1676,15 +1676,6 @@ void TrajectoryBuilder::on_hit(const LineHit& hit) {
   if (reads(rules_.rules[hit.rule].role)) take(hit);
 }
 
-bool TrajectoryBuilder::take(const LineHit& hit) {
-  // Two progress rules matching one line still make one set of readings.
-  if (hit.line != last_line_) {
-    last_line_ = hit.line;
-    last_line_read_ = add_line(hit.full, hit.line, hit.layout);
-  }
-  return last_line_read_;
-}
-
 // The other ranks' lines are not read at all once one is followed, which
 // is most of a multi-rank log's progress lines: their launcher tag alone
 // says so. A line of a layout read lately takes its fields from where that

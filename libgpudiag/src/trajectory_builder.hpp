@@ -134,8 +134,15 @@ class TrajectoryBuilder : public MatchSink {
   // The role of the hits it reads (a stream hands it only those).
   static bool reads(Role role) { return role == Role::progress; }
   // Reads a progress hit: whether it goes on (its line held a reading of
-  // the rank followed).
-  bool take(const LineHit& hit);
+  // the rank followed). Two progress rules matching one line still make one
+  // set of readings.
+  bool take(const LineHit& hit) {
+    if (hit.line != last_line_) {
+      last_line_ = hit.line;
+      last_line_read_ = add_line(hit.full, hit.line, hit.layout);
+    }
+    return last_line_read_;
+  }
   // Whether the line held a training-loss reading of the rank being followed.
   // `layout`: LineHit::layout, where known. The text stays valid until
   // keep_texts() is called, as a scanned piece does.
