@@ -316,8 +316,9 @@ struct Plan {
   static constexpr std::size_t kTracked = 8;
   static constexpr std::uint8_t kNone = 0xFF;
   std::uint8_t tracked_n = 0, asked_n = 0, beside = 0;
-  // The place in `tracked` of the step's read, where no other reading comes
-  // from it: a step matters for its largest only (Trajectory::max_step).
+  // The place in `tracked` of the step's read (0, the first), where no
+  // other reading comes from it: a step matters for its largest only
+  // (Trajectory::max_step).
   std::uint8_t step_only = kNone;
   std::array<Keyed, kTracked> tracked{};
   std::array<std::uint8_t, Tape::kMax> asked{};
@@ -1567,15 +1568,15 @@ struct TrajectoryBuilder::Skims {
     // its segment is read when the piece ends.
     NumberKey step;
     bool step_rose = false;
-    for (std::size_t i = 0; i < plan.tracked_n; ++i) {
+    std::size_t i = 0;
+    if (plan.step_only == 0) {
+      if (!key_of(s, plan.tracked[0], step)) return false;
+      step_rose = slot.highest[0] < step;
+      i = 1;
+    }
+    for (; i < plan.tracked_n; ++i) {
       NumberKey k;
-      if (!key_of(s, plan.tracked[i], k)) return false;
-      if (i == plan.step_only) {
-        step_rose = slot.highest[i] < k;
-        step = k;
-      } else if (k < slot.lowest[i] || slot.highest[i] < k) {
-        return false;
-      }
+      if (!key_of(s, plan.tracked[i], k) || k < slot.lowest[i] || slot.highest[i] < k) return false;
     }
     if (step_rose) {
       slot.highest[plan.step_only] = step;
