@@ -22,15 +22,6 @@ double confidence_from(int units) {
   return std::min(0.99, 1.0 - std::pow(0.5, units));
 }
 
-// Whether the loss ended below where it began: the median of the last
-// quarter of the kept readings under the first reading.
-bool fell_below_first(const Trajectory& t) {
-  if (!t.first || t.series.size() < 4) return false;
-  std::vector<double> late;
-  for (std::size_t i = t.series.size() - t.series.size() / 4; i < t.series.size(); ++i) late.push_back(t.series[i].loss);
-  return median(std::move(late)) < t.first->loss;
-}
-
 // Two rules matching one line are one signal, not two.
 class Weights {
  public:

@@ -159,14 +159,19 @@ std::optional<LossAtChance> loss_at_stated_chance(const RuleSet::Impl& rules,
 }
 
 // Whether a loss that did not fall as a run's should is a problem. At a
-// stated chance it always is. In a run that completed, a loss that merely fell less than expected is none
-// (fine-tunes and resumed runs start near their floor); one that rose away
-// from its lowest is. In a log that went on from a checkpoint and does not
-// show the end, neither says anything: its start is not the run's.
+// stated chance it always is. In a run that completed, a loss that merely
+// fell less than expected is none (fine-tunes and resumed runs start near
+// their floor); one that rose away from its lowest is. A log that does not
+// show the end says the same where its loss fell below where it began (it
+// may be a piece of a run, or one fold of several, each starting over); one
+// whose loss did not fall at all from a fresh start is a problem. In a log
+// that went on from a checkpoint and does not show the end, neither says
+// anything: its start is not the run's.
 bool no_decrease_is_a_problem(const TrainingState& s, const Trajectory& t) {
   if (s.loss_at_chance) return true;
   if (s.completed) return rose_from_lowest(t);
-  return !went_on_from_checkpoint(s, t);
+  if (went_on_from_checkpoint(s, t)) return false;
+  return rose_from_lowest(t) || !fell_below_first(t);
 }
 
 // Whether a flat loss is a problem. At chance it always is: the model
@@ -251,6 +256,13 @@ bool counts_up(const Trajectory& t) {
 }
 
 }  // namespace
+
+bool fell_below_first(const Trajectory& t) {
+  if (!t.first || t.series.size() < 4) return false;
+  std::vector<double> late;
+  for (std::size_t i = t.series.size() - t.series.size() / 4; i < t.series.size(); ++i) late.push_back(t.series[i].loss);
+  return median(std::move(late)) < t.first->loss;
+}
 
 // Whether the run reached the length it planned: a milestone line that states
 // its own total ("Step 5000/ 5000"), the last reading's segment whose step

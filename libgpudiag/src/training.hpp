@@ -77,6 +77,10 @@ TrainingState read_training(const RuleSet::Impl& rules, const EvidenceTable& per
 // The steps a completed run took: those it reports, else its budget.
 std::optional<double> steps_or_budget(const TrainingState& s);
 
+// Whether the loss ended below where it began: the median of the last
+// quarter of the kept readings under the first reading.
+bool fell_below_first(const Trajectory& t);
+
 // Loss readings of the followed rank after `line` (in the kept series).
 std::size_t readings_after(const Trajectory& t, std::uint64_t line);
 
