@@ -98,7 +98,10 @@ std::optional<StepBudget> read_budget(const RuleSet::Impl& rules,
 }
 
 // Whether the late losses (the last third of the kept series) sit well above
-// the run's lowest: a loss that rose away from its best.
+// the lowest the run held before them: a loss that rose away from its best.
+// (A loss that ends at its lowest, after a spike within the last third, did
+// not: the lowest is looked for before the late readings where they leave
+// room for it.)
 bool rose_from_lowest(const Trajectory& t) {
   constexpr double kRise = 1.3;
   std::vector<double> loss;
@@ -110,11 +113,13 @@ bool rose_from_lowest(const Trajectory& t) {
   // series wide (three readings at least): one low reading of a noisy
   // per-batch loss is no level it fell to.
   const std::size_t width = std::min(n, std::max<std::size_t>(3, n / 8));
+  const std::size_t late_n = std::max<std::size_t>(1, n / 3);
+  const std::size_t before = n - late_n >= width ? n - late_n : n;
   double lowest = INFINITY;
-  for (std::size_t i = 0; i + width <= n; ++i)
+  for (std::size_t i = 0; i + width <= before; ++i)
     lowest = std::min(lowest, median(std::vector<double>(loss.begin() + static_cast<std::ptrdiff_t>(i),
                                                          loss.begin() + static_cast<std::ptrdiff_t>(i + width))));
-  const double late = median(std::vector<double>(loss.end() - static_cast<std::ptrdiff_t>(std::max<std::size_t>(1, n / 3)), loss.end()));
+  const double late = median(std::vector<double>(loss.end() - static_cast<std::ptrdiff_t>(late_n), loss.end()));
   return lowest > 0 && late >= kRise * lowest;
 }
 

@@ -807,6 +807,21 @@ TEST(Trajectory, OneLowReadingIsNoLowestToRiseFrom) {
   EXPECT_EQ(diagnose_text(run(3, 7), 0).cls, "loss_divergence");
 }
 
+// A loss that ends at its lowest did not rise away from it, whatever spike
+// came before in its last third: the lowest it rose away from is one it held
+// before its late readings.
+TEST(Trajectory, ALossThatEndsAtItsLowestDidNotRiseFromIt) {
+  static constexpr double kLoss[] = {1.59, 1.58, 1.72, 1.44, 1.44, 1.41, 1.36, 2.09, 1.70, 1.52, 1.40,
+                                     1.35, 1.31, 1.26, 2.59, 2.21, 1.90, 1.64, 1.41, 1.24, 1.13};
+  std::string log;
+  for (int step = 0; step < 21; ++step)
+    log += "step " + std::to_string(step + 1) + " loss " + std::to_string(kLoss[step]) + "\n";
+  const Diagnosis done = diagnose_text(log + "training complete\n", 0);
+  EXPECT_EQ(done.trajectory.shape, TrajectoryShape::no_decrease);
+  EXPECT_NE(done.cls, "loss_divergence");
+  EXPECT_NE(diagnose_text(log).cls, "loss_divergence");
+}
+
 // An online RL trainer's loss (its lines report a reward) is no objective to
 // fall: GRPO's starts at zero and follows the KL penalty up. DPO's implicit
 // rewards (`rewards/chosen`) make no such trainer: its loss should fall.
