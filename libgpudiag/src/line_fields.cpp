@@ -290,7 +290,8 @@ bool clock_time(Cursor& c) {
 }
 
 // glog and c10: I1221 13:42:36.291482 12345 file.cc:12]  (the bracketed form
-// is read by `bracket`).
+// is read by `bracket`). The thread id may be Python's (absl-py logs as glog
+// does, with the thread's ident: 139913184905024).
 bool glog_head(Cursor& c, LineFields& f, bool bracketed) {
   return attempt(c, [&] {
     auto severity = glog_letter(c.peek());
@@ -304,7 +305,7 @@ bool glog_head(Cursor& c, LineFields& f, bool bracketed) {
       return false;  // "[W file.cpp:12]": c10's form without a time
     }
     c.spaces();
-    c.skip_number(10);  // thread id
+    c.skip_number(20);  // thread id
     c.spaces();
     const std::size_t src = c.pos;
     while (!c.at_end() && c.peek() != ']' && c.peek() != ' ') ++c.pos;

@@ -90,6 +90,10 @@ TEST(LineFields, ReadsSeverityAndMessage) {
     const char* message;
   } cases[] = {
       {"INFO:__main__:Training completed successfully!", Severity::info, "Training completed successfully!"},
+      // absl-py logs as glog does, with Python's thread ident (JAX probing its backends).
+      {"I0519 00:50:42.634950 139913184905024 xla_bridge.py:863] Unable to initialize backend 'tpu': INTERNAL: "
+       "Failed to open libtpu.so",
+       Severity::info, "Unable to initialize backend 'tpu': INTERNAL: Failed to open libtpu.so"},
       {"2022-10-09 06:31:00,973 - mmcls - INFO - Epoch [1][100/5005]", Severity::info, "Epoch [1][100/5005]"},
       {"\x1b[32m[2025-10-21 01:39:34 resnet18]\x1b[0m\x1b[33m(main.py 154)\x1b[0m: INFO Training time 0:18:36",
        Severity::info, "Training time 0:18:36"},
