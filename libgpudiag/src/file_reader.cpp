@@ -46,26 +46,29 @@ struct Free {
 };
 using Buffer = std::unique_ptr<char, Free>;
 
-// A page-aligned buffer of at least `size` bytes, rounded up to pages (not
-// zero-filled): the kernel copies into an aligned buffer several times
-// faster than into one a few bytes past a page boundary.
-Buffer aligned_buffer(std::size_t& size) {
-  size = (size + kPage - 1) / kPage * kPage;
+// `size` rounded up to whole pages.
+std::size_t in_pages(std::size_t size) { return (size + kPage - 1) / kPage * kPage; }
+
+// A page-aligned buffer of `size` bytes, whole pages (not zero-filled): the
+// kernel copies into an aligned buffer several times faster than into one a
+// few bytes past a page boundary.
+Buffer aligned_buffer(std::size_t size) {
   Buffer buffer(static_cast<char*>(std::aligned_alloc(kPage, size)));
   if (!buffer) throw std::bad_alloc();
   return buffer;
 }
 
 // The read buffer, one per thread, and kept: a fresh zero-filled buffer per
-// input cost page faults on every call.
+// input cost page faults on every call. `size` bytes of it, in whole pages.
 std::span<char> read_buffer(std::size_t size) {
   thread_local Buffer buffer;
   thread_local std::size_t capacity = 0;
+  size = in_pages(size);
   if (capacity < size) {
     buffer = aligned_buffer(size);
     capacity = size;
   }
-  return {buffer.get(), capacity};
+  return {buffer.get(), size};
 }
 
 constexpr std::uint64_t kToTheEnd = UINT64_MAX;
@@ -80,11 +83,8 @@ std::atomic<std::uint64_t> read_ahead_count{0};
 class ReadAhead {
  public:
   // Reads `fd` to its end or `until` bytes, in blocks of `block` bytes.
-  ReadAhead(int fd, std::uint64_t until, std::size_t block) : fd_(fd), until_(until) {
-    for (Buffer& b : buffers_) {
-      block_ = block;
-      b = aligned_buffer(block_);
-    }
+  ReadAhead(int fd, std::uint64_t until, std::size_t block) : fd_(fd), until_(until), block_(in_pages(block)) {
+    for (Buffer& b : buffers_) b = aligned_buffer(block_);
     thread_ = std::thread([this] { run(); });
   }
   ~ReadAhead() {
@@ -156,7 +156,7 @@ class ReadAhead {
   static constexpr std::size_t kBlocks = 3;         // one scanned, two read ahead
   int fd_;
   std::uint64_t until_;
-  std::size_t block_ = 0;
+  std::size_t block_;
   std::array<Buffer, kBlocks> buffers_;
   std::array<std::size_t, kBlocks> sizes_{};
   std::mutex mutex_;

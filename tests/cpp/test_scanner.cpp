@@ -257,11 +257,11 @@ TEST(Scanner, FileStdinAndMemoryAgree) {
 // the process may run on two CPUs: what it gives is what reading the file
 // in turn gives, whatever the piece size, and a size limit reached midway
 // stops the reading (the thread, blocked with its pieces full, is not
-// waited for in vain).
+// waited for in vain). On one CPU nothing is read ahead.
 TEST(Scanner, ALargeFileReadAheadGivesWhatReadingItInTurnGives) {
   cpu_set_t cpus;
-  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0 || CPU_COUNT(&cpus) < 2)
-    GTEST_SKIP() << "one CPU: nothing is read ahead";
+  ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
+  const bool two_cpus = CPU_COUNT(&cpus) >= 2;
   std::string log;
   for (int i = 0; log.size() < (9u << 20); ++i) {
     log += "{'loss': " + std::to_string(2.5 - i * 1e-6).substr(0, 6) + ", 'learning_rate': 2e-05, 'epoch': 0.01}\n";
@@ -273,6 +273,20 @@ TEST(Scanner, ALargeFileReadAheadGivesWhatReadingItInTurnGives) {
   TempDir dir;
   write_file(dir.path() / "run.log", log);
   const auto rules = RuleSet::builtin(CacheOptions{false, {}});
+  // Held to one CPU (on a thread of its own, whose affinity is its own).
+  std::thread([&] {
+    int cpu = 0;
+    while (!CPU_ISSET(cpu, &cpus)) ++cpu;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    const std::uint64_t before = detail::files_read_ahead();
+    const std::string json = to_json(diagnose_file(rules, dir.path() / "run.log"));
+    EXPECT_EQ(detail::files_read_ahead(), before);
+    EXPECT_NE(json.find("cuda_oom"), std::string::npos);
+  }).join();
+  if (!two_cpus) GTEST_SKIP() << "one CPU: reading ahead is not tried here";
   for (const std::size_t chunk : {std::size_t{1} << 20, std::size_t{5000}})
     for (const std::uint64_t limit : {std::uint64_t{0}, std::uint64_t{3} << 20}) {
       DiagnoseOptions o;
